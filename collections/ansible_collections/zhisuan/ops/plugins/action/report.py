@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""zhisuan.ops.report: render a saved results.json as HTML, Markdown and JUnit XML on the controller."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
+    FORMATS,
+    ReportError,
+    load_results,
+    plan_reports,
+    validate_results,
+    verdict_summary,
+    write_plan,
+)
+
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "data", "schema",
+                           "results-v1.json")
+
+ARGUMENT_SPEC = {
+    "src": {"type": "path", "required": True},
+    "dest": {"type": "path"},
+    "formats": {"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
+    "template_dir": {"type": "path", "required": True},
+}
+
+
+class ActionModule(ActionBase):
+    """Runs on the controller only: reads src, writes the reports next to it (or in dest). Nothing runs on a node."""
+
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+
+        dummy_validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        src = os.path.abspath(args["src"])
+        dest = os.path.abspath(args["dest"] or os.path.dirname(src))
+        try:
+            results = load_results(src)
+            warnings = validate_results(results, os.path.normpath(SCHEMA_PATH), source=src)
+            plan = plan_reports(results, dest, args["formats"], os.path.abspath(args["template_dir"]))
+            if not self._task.check_mode:
+                write_plan(plan, dest)
+            verdict, summary = verdict_summary(results)
+        except ReportError as exc:
+            raise AnsibleActionFail(to_native(exc))
+
+        if warnings:
+            result["warnings"] = result.get("warnings", []) + warnings
+        result.update(
+            changed=any(changed for dummy_fmt, dummy_path, dummy_text, changed in plan),
+            paths=dict((fmt, path) for fmt, path, dummy_text, dummy_changed in plan),
+            verdict=verdict,
+            summary=summary,
+            src=src,
+            dest=dest,
+        )
+        return result

@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import datetime
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible.release import __version__ as ansible_version
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
+    build_results,
+    host_record,
+    summary_lines,
+    validate,
+    write_results,
+)
+
+_COLLECTION_ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def _collection_version():
+    for name in ("MANIFEST.json", "galaxy.yml"):
+        path = os.path.join(_COLLECTION_ROOT, name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as handle:
+            for line in handle:
+                stripped = line.strip().strip(",")
+                if stripped.startswith(("version:", '"version":')):
+                    return stripped.split(":", 1)[1].strip().strip('"')
+    return "unknown"
+
+
+class ActionModule(ActionBase):
+    """Gather every targeted host's checks from hostvars and write results.json (run once, on the controller)."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("run_id", "kind", "started", "playbook", "dest", "latest_link", "cluster_checks",
+                             "families"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            run_id=dict(type="str", required=True),
+            kind=dict(type="str", required=True,
+                      choices=["delivery", "burnin", "acceptance", "diagnose", "remediate", "inspect"]),
+            started=dict(type="str", required=True),
+            playbook=dict(type="str", default=""),
+            dest=dict(type="path", required=True),
+            latest_link=dict(type="path"),
+            cluster_checks=dict(type="list", elements="dict", default=[]),
+            families=dict(type="list", elements="str", default=[]),
+        ))
+        hostvars = task_vars["hostvars"]
+        hosts = {}
+        for name in sorted(hostvars.keys()):
+            host_vars = hostvars[name]
+            if not host_vars.get("results_targeted"):
+                continue
+            hosts[name] = host_record(
+                name,
+                host_vars.get("results_checks") or [],
+                facts=host_vars.get("results_host_facts") or {},
+                unreachable=bool(host_vars.get("results_unreachable")),
+            )
+        finished = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+        run = {
+            "id": args["run_id"],
+            "kind": args["kind"],
+            "started": args["started"],
+            "finished": finished,
+            "playbook": args["playbook"],
+            "collection_version": _collection_version(),
+            "ansible_version": ansible_version,
+            "hosts_total": len(hosts),
+            "families": args["families"],
+        }
+        document = build_results(run, hosts, args["cluster_checks"])
+        problems = validate(document)
+        if problems:
+            raise AnsibleActionFail("zhisuan.ops.results: the results document does not match its schema: %s"
+                                    % "; ".join(problems[:5]))
+        path = write_results(document, args["dest"], args["latest_link"])
+        result.update(changed=True, path=path, dest=args["dest"], summary=document["summary"],
+                      lines=summary_lines(document))
+        return result

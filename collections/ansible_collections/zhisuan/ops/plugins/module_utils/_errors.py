@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""Typed errors raised in module_utils and turned into fail_json (or an ``error`` check) once at the edge."""
+
+from __future__ import annotations
+
+
+class ZhisuanError(Exception):
+    """Base class. ``tool`` names the program or data source, ``detail`` says what was wrong."""
+
+    kind = "error"
+
+    def __init__(self, tool, detail, cmd=None, rc=None, stdout=None, stderr=None):
+        self.tool = tool
+        self.detail = detail
+        self.cmd = cmd
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        super().__init__(self.message)
+
+    @property
+    def message(self):
+        return "%s: %s" % (self.tool, self.detail)
+
+    def as_dict(self):
+        """Fields for fail_json / a check's evidence (never contains secrets: argv only, no env)."""
+        result = {"error_kind": self.kind, "tool": self.tool, "msg": self.message}
+        for key in ("cmd", "rc", "stdout", "stderr"):
+            value = getattr(self, key)
+            if value is not None:
+                result[key] = value
+        return result
+
+
+class ToolNotFound(ZhisuanError):
+    kind = "not_found"
+
+
+class ToolTimeout(ZhisuanError):
+    kind = "timed_out"
+
+
+class ToolFailed(ZhisuanError):
+    kind = "failed"
+
+
+class ParseError(ZhisuanError):
+    kind = "unparsable"

@@ -1,0 +1,175 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gpu_info
+short_description: Normalised facts of every NVIDIA GPU of a node, in one nvidia-smi round trip
+version_added: 0.1.0
+author:
+  - zhisuan.ops contributors (@zhisuan-ops)
+description:
+  - Runs C(nvidia-smi -q -x) once on the node and returns one normalised record per GPU, ready for the
+    C(zhisuan.ops.judge) rules on the controller. It collects facts only; it never decides pass or fail.
+  - With O(src) it reads a saved C(nvidia-smi -q) text dump (as carried by C(nvidia-bug-report.sh) and field reports)
+    or a saved C(nvidia-smi -q -x) XML file instead of running anything.
+  - Values the driver reports as C(N/A) or C(Not Supported) are V(null). Values that read C(ERR!) are V(null) and
+    their field path is listed in the GPU's RV(gpu.gpus[].unreadable).
+extends_documentation_fragment:
+  - zhisuan.ops._tool
+  - zhisuan.ops._attributes
+  - zhisuan.ops._attributes.info_module
+  - zhisuan.ops._attributes.actiongroup_gpu
+options:
+  nvidia_smi_path:
+    description:
+      - The C(nvidia-smi) program, a name looked up in PATH or an absolute path.
+      - The acceptance roles pass C(zhisuan_tools.nvidia_smi) here.
+    type: str
+    default: nvidia-smi
+  src:
+    description:
+      - Path, on the node, of a saved C(nvidia-smi -q) text dump or C(nvidia-smi -q -x) XML file to read instead
+        of running O(nvidia_smi_path). The form is detected from the content.
+    type: path
+seealso:
+  - name: nvidia-smi documentation
+    description: The NVIDIA System Management Interface and its C(-q) output.
+    link: https://docs.nvidia.com/deploy/nvidia-smi/index.html
+notes:
+  - The PCIe link generation drops at idle to save power; C(gpu_info) reports it as read, and the judge does not
+    treat a lower current generation as a fault. A narrower link width is one.
+"""
+
+EXAMPLES = r"""
+- name: Collect GPU facts with nvidia-smi from PATH
+  zhisuan.ops.gpu_info:
+  register: gpu
+
+- name: Collect GPU facts with the site's nvidia-smi and a short timeout
+  zhisuan.ops.gpu_info:
+    nvidia_smi_path: "{{ zhisuan_tools.nvidia_smi | default('nvidia-smi') }}"
+    timeout: 30
+  register: gpu
+
+- name: Read a saved nvidia-smi -q dump from a field report
+  zhisuan.ops.gpu_info:
+    src: /var/tmp/nvidia-bug-report/nvidia-smi-q.txt
+  register: gpu
+
+- name: Show the bus ids of GPUs whose link is narrower than its maximum
+  ansible.builtin.debug:
+    msg: "{{ gpu.gpu.gpus | selectattr('pcie.width_current', 'lt', 16) | map(attribute='pci_bus_id') | list }}"
+"""
+
+RETURN = r"""
+gpu:
+  description: Facts of the node's GPUs. The full field list is in the collection's C(docs/gpu-facts.md).
+  returned: success
+  type: dict
+  contains:
+    source:
+      description: What was read, V(xml) or V(text).
+      type: str
+      sample: xml
+    driver_version:
+      description: Driver version.
+      type: str
+      sample: 535.54.03
+    cuda_version:
+      description: CUDA version the driver supports, V(null) when not printed.
+      type: str
+      sample: "12.2"
+    attached_gpus:
+      description: Number of GPUs the driver reports as attached.
+      type: int
+      sample: 8
+    gpus:
+      description: One record per GPU, in the order nvidia-smi printed them.
+      type: list
+      elements: dict
+      contains:
+        index:
+          description: Minor number (position when absent).
+          type: int
+        name:
+          description: Product name.
+          type: str
+          sample: NVIDIA A100-SXM4-80GB
+        uuid:
+          description: GPU UUID.
+          type: str
+        serial:
+          description: Board serial number.
+          type: str
+        pci_bus_id:
+          description: PCI bus id with a 4-digit domain, upper case.
+          type: str
+          sample: "0000:07:00.0"
+        vbios_version:
+          description: VBIOS version.
+          type: str
+        memory:
+          description: Frame buffer memory C(total_mib), C(used_mib), C(reserved_mib).
+          type: dict
+        temperature:
+          description: >-
+            C(gpu_c), C(memory_c) and the limits the driver reports: absolute C(shutdown_c), C(slowdown_c),
+            C(max_operating_c), C(memory_max_c), or the T.Limit form C(tlimit_c) (headroom) with
+            C(shutdown_tlimit_c), C(slowdown_tlimit_c), C(max_operating_tlimit_c).
+          type: dict
+        power:
+          description: C(draw_w), C(limit_w), C(default_limit_w), C(min_limit_w), C(max_limit_w).
+          type: dict
+        clocks:
+          description: Current and maximum graphics, SM and memory clocks in MHz.
+          type: dict
+        pcie:
+          description: C(gen_current), C(gen_max), C(width_current), C(width_max), C(replays).
+          type: dict
+        ecc:
+          description: >-
+            C(mode_current), C(mode_pending), and C(volatile_corrected), C(volatile_uncorrected),
+            C(aggregate_corrected), C(aggregate_uncorrected) summed over the counters the driver prints.
+          type: dict
+        retired_pages:
+          description: C(single_bit), C(double_bit), C(pending).
+          type: dict
+        remapped_rows:
+          description: C(correctable), C(uncorrectable), C(pending), C(failure); V(null) where not supported.
+          type: dict
+        throttle:
+          description: Clock event (throttle) reasons, V(true) when active.
+          type: dict
+        mig_mode:
+          description: C(current) and C(pending) MIG mode as printed.
+          type: dict
+        processes:
+          description: Processes using the GPU (C(pid), C(type), C(name), C(used_memory_mib)).
+          type: list
+          elements: dict
+        unreadable:
+          description: Field paths whose value read C(ERR!).
+          type: list
+          elements: str
+"""
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import collect_gpu_facts
+
+
+def main():
+    argument_spec = dict(
+        nvidia_smi_path=dict(type="str", default="nvidia-smi"),
+        src=dict(type="path"),
+    )
+    run_module(argument_spec, collect_gpu_facts)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: judge
+short_description: Turn collected facts into check records on the controller
+version_added: 0.1.0
+author:
+  - zhisuan.ops contributors (@zhisuan-ops)
+description:
+  - Runs the pure judgement rules of one check family over the registered result of its collect task, with the
+    node's model profile, the bill of materials (C(zhisuan_expected)) and site thresholds from the inventory.
+  - It never connects to the node. A collect task that failed (tool not found, timed out, failed, unparsable output)
+    becomes one check with status C(error); an unreachable node is reported in RV(host_unreachable).
+  - Check ids are C(<family>.<subject>.<metric>), for example C(gpu.ecc.volatile_uncorrectable) or C(gpu.pcie.width).
+extends_documentation_fragment:
+  - zhisuan.ops._attributes
+  - zhisuan.ops._attributes.controller
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Judging reads only; it runs the same in check mode.
+  diff_mode:
+    support: none
+options:
+  family:
+    description: The check family whose rules to run.
+    type: str
+    required: true
+    choices: [gpu]
+  collected:
+    description:
+      - The registered result of the family's collect task (for C(gpu), M(zhisuan.ops.gpu_info)), registered with
+        C(ignore_errors) and C(ignore_unreachable) so failures reach the judge.
+    type: dict
+    required: true
+  profile:
+    description:
+      - Model profile name (C(a100), C(h100), C(h200), C(l40s), ...). By default detected from the GPU name.
+    type: str
+  profile_overrides:
+    description: Site overrides of profile values, merged over the selected profile.
+    type: dict
+    default: {}
+  profiles_dir:
+    description: A directory of profile YAML files to use instead of the ones shipped in the collection.
+    type: path
+  expected:
+    description:
+      - The node's bill of materials and baseline, usually C(zhisuan_expected) (C(gpu_count), C(gpu_model),
+        C(driver_version), C(cuda_version)).
+    type: dict
+    default: {}
+  thresholds:
+    description: Site thresholds for the family, usually C(zhisuan_thresholds.gpu).
+    type: dict
+    default: {}
+"""
+
+EXAMPLES = r"""
+- name: Collect GPU facts, keeping failures for the judge
+  zhisuan.ops.gpu_info:
+    nvidia_smi_path: "{{ zhisuan_tools.nvidia_smi | default('nvidia-smi') }}"
+  register: gpu_facts
+  ignore_errors: true
+  ignore_unreachable: true
+
+- name: Judge them against the H100 profile and the bill of materials
+  zhisuan.ops.judge:
+    family: gpu
+    collected: "{{ gpu_facts }}"
+    profile: h100
+    expected:
+      gpu_count: 8
+      driver_version: 550.90.07
+  register: gpu_checks
+"""
+
+RETURN = r"""
+checks:
+  description: Check records (see the collection's C(docs/results.md)).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - id: gpu.ecc.volatile_uncorrectable
+      host: node03
+      component: "GPU 3 (GPU-5c1e0a2b-1…, 0000:4E:00.0)"
+      status: fail
+      observed: 2
+      expected: "== 0"
+      message: GPU 3 has 2 uncorrectable ECC errors since the driver loaded
+      remedy: reset_gpu
+      evidence: "volatile_uncorrected=2"
+summary:
+  description: A few facts the report shows for the host (model, count, driver, profile).
+  returned: always
+  type: dict
+host_unreachable:
+  description: Whether the collect task found the node unreachable.
+  returned: always
+  type: bool
+"""

@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This file holds the documentation only; the work is done on the controller by plugins/action/report.py.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: report
+short_description: Render a results.json as the acceptance report (HTML, Markdown, JUnit XML)
+version_added: 0.1.0
+description:
+  - Reads one C(results.json) (schema C(zhisuan.ops/results/v1)) written by the record stage and renders the
+    acceptance report from it alone, so a saved file can be re-rendered at any later time.
+  - C(report.html) is one self-contained file (inline CSS, no scripts, no external assets) that prints cleanly; it holds
+    the run metadata, the verdict, summary counts, a node by check-family status grid, the open issues with their
+    remedies, per-host details, the cluster-wide checks and a sign-off block.
+  - C(report.md) holds the same content as Markdown tables; C(junit.xml) has one test suite per host (plus C(cluster))
+    and one test case per check, for CI systems.
+  - The run is B(ACCEPTED) only when no host is C(fail), C(error) or C(unreachable) and no cluster-wide check is
+    C(fail) or C(error).
+  - Runs on the controller only; nothing is executed on the managed node. The file is validated against the
+    collection's results JSON Schema when the C(jsonschema) Python package is installed on the controller.
+  - Files are written atomically (a temporary file in the same directory, then a rename). A file whose content
+    would not change is left alone, so re-rendering the same results reports C(changed=false).
+options:
+  src:
+    description:
+      - Path on the controller to the C(results.json) file to render.
+      - A relative path is relative to the current directory of C(ansible-playbook).
+    type: path
+    required: true
+  dest:
+    description:
+      - Directory on the controller to write the reports to. Created when missing.
+      - Defaults to the directory of O(src).
+    type: path
+  formats:
+    description:
+      - The reports to write; V(html) writes C(report.html), V(markdown) writes C(report.md), V(junit) writes
+        C(junit.xml).
+    type: list
+    elements: str
+    choices: [html, markdown, junit]
+    default: [html, markdown, junit]
+  template_dir:
+    description:
+      - Directory holding the Jinja2 templates C(report.html.j2) and C(report.md.j2).
+      - The C(zhisuan.ops.report) role passes the project's C(reports/templates) directory.
+    type: path
+    required: true
+extends_documentation_fragment:
+  - action_common_attributes
+  - action_common_attributes.conn
+  - action_common_attributes.flow
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  become:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+    details: In check mode the reports are rendered (so template and data errors show) but not written.
+  connection:
+    support: none
+  delegation:
+    support: none
+    details: Always runs on the controller; use it once per run (V(run_once=true) or a play on C(localhost)).
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+requirements:
+  - jinja2 (on the controller)
+  - junit-xml (on the controller, for O(formats=junit))
+  - jsonschema (on the controller, optional; without it the file is not validated)
+notes:
+  - Renders are deterministic (no timestamps are added), so the same C(results.json) always gives the same files.
+author:
+  - zhisuan.ops contributors (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: Render every report next to the results file
+  zhisuan.ops.report:
+    src: reports/out/20250114T093000Z-acceptance/results.json
+    template_dir: "{{ playbook_dir }}/../reports/templates"
+  run_once: true
+  register: report
+
+- name: Only the JUnit file, for the CI job
+  zhisuan.ops.report:
+    src: "{{ zhisuan_report_dir }}/results.json"
+    dest: "{{ lookup('ansible.builtin.env', 'CI_PROJECT_DIR') }}/artifacts"
+    formats: [junit]
+    template_dir: "{{ playbook_dir }}/../reports/templates"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+paths:
+  description: The file written (or, in check mode, that would be written) for each requested format.
+  returned: success
+  type: dict
+  sample:
+    html: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.html
+    markdown: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.md
+    junit: /srv/acceptance/reports/out/20250114T093000Z-acceptance/junit.xml
+verdict:
+  description: V(accepted) or V(not_accepted), as printed in the report's verdict banner.
+  returned: success
+  type: str
+  sample: not_accepted
+summary:
+  description: Host and check counts by status, and the number of open issues (failed, errored and warning checks,
+    and unreachable hosts).
+  returned: success
+  type: dict
+  sample:
+    hosts: {pass: 61, warn: 1, fail: 1, error: 0, unreachable: 1}
+    checks: {pass: 6082, warn: 3, fail: 2, error: 1, skip: 64}
+    open_issues: 7
+src:
+  description: Absolute path of the results file that was rendered.
+  returned: success
+  type: str
+  sample: /srv/acceptance/reports/out/20250114T093000Z-acceptance/results.json
+dest:
+  description: Absolute path of the directory the reports were written to.
+  returned: success
+  type: str
+  sample: /srv/acceptance/reports/out/20250114T093000Z-acceptance
+"""

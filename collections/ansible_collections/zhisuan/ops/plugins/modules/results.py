@@ -1,0 +1,98 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: results
+short_description: Write the run's results.json from every targeted host's check records
+version_added: 0.1.0
+author:
+  - zhisuan.ops contributors (@zhisuan-ops)
+description:
+  - Runs once on the controller at the end of a run. Reads, for every inventory host that the run targeted
+    (C(results_targeted)), its check records (C(results_checks)), report facts (C(results_host_facts)) and
+    whether it was unreachable (C(results_unreachable)), as the C(results) role keeps them.
+  - A host's status is its worst check (fail > error > warn > pass). An unreachable host is C(unreachable); a targeted
+    host with no check at all (its tasks failed before checks were kept) gets an C(error) check C(run.host.tasks).
+  - The document is validated against the collection's JSON Schema (C(data/schema/results-v1.json)) and written
+    atomically (a temporary file renamed over C(results.json)), with a plain C(summary.txt) beside it.
+extends_documentation_fragment:
+  - zhisuan.ops._attributes
+  - zhisuan.ops._attributes.controller
+attributes:
+  check_mode:
+    support: none
+    details:
+      - The file is written in check mode too, so that a check-mode run still leaves its record.
+  diff_mode:
+    support: none
+options:
+  run_id:
+    description: Identifier of the run, also the name of its directory.
+    type: str
+    required: true
+  kind:
+    description: What kind of run this was.
+    type: str
+    required: true
+    choices: [delivery, burnin, acceptance, diagnose, remediate, inspect]
+  started:
+    description: ISO 8601 time the run started.
+    type: str
+    required: true
+  playbook:
+    description: The playbook that ran.
+    type: str
+    default: ""
+  dest:
+    description: Directory to write C(results.json) and C(summary.txt) into; created when missing.
+    type: path
+    required: true
+  latest_link:
+    description: A symlink to point at O(dest) once the file is written, replaced atomically.
+    type: path
+  cluster_checks:
+    description: Cluster-wide check records (fleet consistency, pair matrices, multi-node NCCL).
+    type: list
+    elements: dict
+    default: []
+  families:
+    description: The check families the run selected, for the report.
+    type: list
+    elements: str
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Write results.json
+  zhisuan.ops.results:
+    run_id: "{{ results_run_id }}"
+    kind: acceptance
+    started: "{{ results_run_started }}"
+    playbook: acceptance.yml
+    dest: "reports/out/{{ results_run_id }}"
+    latest_link: reports/out/latest
+  register: written
+"""
+
+RETURN = r"""
+path:
+  description: Path of the written C(results.json).
+  returned: success
+  type: str
+  sample: reports/out/20261130T210000Z-acceptance/results.json
+summary:
+  description: Counts of hosts and checks per status.
+  returned: success
+  type: dict
+lines:
+  description: A short per-node summary, one line per host and a total.
+  returned: success
+  type: list
+  elements: str
+"""

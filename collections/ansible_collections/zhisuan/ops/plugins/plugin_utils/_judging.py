@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this plugin_utils file is not part of the collection's public API and may change without notice.
+
+"""From a collect task's registered result to check records: the family registry the judge action dispatches on.
+
+A collect task that failed (tool not found, timed out, failed, unparsable) becomes one check with status ``error``;
+an unreachable host is reported as such, with no checks; otherwise the family's pure rules run on the facts.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+
+
+class Family(object):
+    """What the judge needs to know about one check family."""
+
+    def __init__(self, name, tool, facts_key, rules, summarize):
+        self.name = name
+        self.tool = tool
+        self.facts_key = facts_key
+        self.rules = rules
+        self.summarize = summarize
+
+
+def _gpu_rules(host, facts, profiles, profile_name, expected, thresholds, overrides):
+    names = [gpu.get("name") for gpu in facts.get("gpus", []) if gpu.get("name")]
+    profile = gpu_rules.select_profile(names[0] if names else None, profiles, name=profile_name)
+    if profile is not None and overrides:
+        profile = gpu_rules.merge_profile(profile, overrides)
+    return profile, gpu_rules.judge_gpu(host, facts, profile, expected=expected, thresholds=thresholds)
+
+
+def _gpu_summary(facts, profile):
+    gpus = facts.get("gpus", [])
+    names = sorted(set(gpu.get("name") or "unknown" for gpu in gpus))
+    return {
+        "model": ", ".join(names),
+        "count": len(gpus),
+        "driver_version": facts.get("driver_version"),
+        "cuda_version": facts.get("cuda_version"),
+        "profile": profile.get("name") if profile else None,
+    }
+
+
+FAMILIES = {
+    "gpu": Family("gpu", "nvidia-smi", "gpu", _gpu_rules, _gpu_summary),
+}
+
+
+def _collect_error(family, host, collected):
+    kind = collected.get("error_kind") or "failed"
+    msg = collected.get("msg") or "the collect task failed without a message"
+    evidence = []
+    if collected.get("cmd"):
+        cmd = collected["cmd"]
+        evidence.append("cmd: %s" % (" ".join(cmd) if isinstance(cmd, list) else cmd))
+    if collected.get("rc") is not None:
+        evidence.append("rc: %s" % collected["rc"])
+    for stream in ("stderr", "stdout"):
+        text = (collected.get(stream) or "").strip()
+        if text:
+            evidence.append("%s: %s" % (stream, text[:500]))
+    return make_check(
+        "%s.collect.%s" % (family.name, family.tool.replace("-", "_")), host, "error",
+        component=family.tool, observed=kind.replace("_", " "), expected="%s answers with readable output" % family.tool,
+        message=msg, remedy="investigate", evidence="\n".join(evidence))
+
+
+def judge_collected(family_name, host, collected, profiles=None, profile_name=None, expected=None, thresholds=None,
+                    overrides=None):
+    """Return ``(checks, summary, unreachable)`` for one host's registered collect result."""
+    family = FAMILIES[family_name]
+    collected = collected or {}
+    if collected.get("unreachable"):
+        return [], {}, True
+    if collected.get("failed") or family.facts_key not in collected:
+        if collected.get("skipped"):
+            return [], {}, False
+        return [_collect_error(family, host, collected)], {}, False
+    facts = collected[family.facts_key]
+    profile, checks = family.rules(host, facts, profiles or {}, profile_name, expected or {}, thresholds or {},
+                                   overrides or {})
+    return checks, family.summarize(facts, profile), False

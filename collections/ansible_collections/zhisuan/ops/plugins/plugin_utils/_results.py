@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this plugin_utils file is not part of the collection's public API and may change without notice.
+
+"""results.json: build (pure), validate against the JSON Schema, write atomically, point ``latest`` at it."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, make_check, worst_status
+
+SCHEMA_ID = "zhisuan.ops/results/v1"
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "data", "schema", "results-v1.json")
+HOST_STATUSES = ("pass", "warn", "fail", "error", "unreachable")
+CHECK_STATUSES = tuple(sorted(SEVERITY, key=SEVERITY.get))
+
+try:
+    import jsonschema
+except ImportError:  # pragma: no cover - jsonschema ships with ansible-lint/molecule; validation is optional at run time
+    jsonschema = None
+
+
+def host_record(name, checks, facts=None, unreachable=False, message=None):
+    """One host's entry. ``unreachable`` wins; a host with no checks at all is an ``error`` (its tasks failed)."""
+    record = {"status": "pass", "checks": list(checks), "facts": dict(facts or {})}
+    if unreachable:
+        record["status"] = "unreachable"
+        record["message"] = message or "host was unreachable; no checks ran"
+        return record
+    if not record["checks"]:
+        msg = message or "no check was recorded for this host: a task failed before its checks were kept (see the Ansible log)"
+        record["checks"].append(make_check(
+            "run.host.tasks", name, "error", component="Ansible run", observed="no checks", expected="checks recorded",
+            message=msg, remedy="investigate"))
+    record["status"] = worst_status([check["status"] for check in record["checks"]])
+    if message:
+        record["message"] = message
+    return record
+
+
+def build_results(run, hosts, cluster_checks=None):
+    """Assemble the document. ``hosts`` maps name → host_record(); ``run`` carries the run metadata."""
+    host_counts = dict((status, 0) for status in HOST_STATUSES)
+    check_counts = dict((status, 0) for status in CHECK_STATUSES)
+    cluster_checks = list(cluster_checks or [])
+    for record in hosts.values():
+        host_counts[record["status"]] += 1
+        for check in record["checks"]:
+            check_counts[check["status"]] += 1
+    for check in cluster_checks:
+        check_counts[check["status"]] += 1
+    run = dict(run)
+    run.setdefault("hosts_total", len(hosts))
+    return {
+        "schema": SCHEMA_ID,
+        "run": run,
+        "hosts": dict(sorted(hosts.items())),
+        "cluster": {"checks": cluster_checks},
+        "summary": {"hosts": host_counts, "checks": check_counts},
+    }
+
+
+def load_schema(path=SCHEMA_PATH):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def validate(results, schema=None):
+    """Return a list of schema violations (empty when valid, or when jsonschema is not installed)."""
+    if jsonschema is None:
+        return []
+    validator = jsonschema.Draft202012Validator(schema or load_schema())
+    problems = []
+    for error in sorted(validator.iter_errors(results), key=lambda err: list(err.absolute_path)):
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        problems.append("%s: %s" % (where, error.message))
+    return problems
+
+
+def _atomic_write(path, text):
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def point_latest(link, target_dir):
+    """Make ``link`` a symlink to ``target_dir`` (relative when they share a parent), replaced atomically."""
+    parent = os.path.dirname(link) or "."
+    target = os.path.relpath(target_dir, parent)
+    tmp = os.path.join(parent, ".%s.tmp%d" % (os.path.basename(link), os.getpid()))
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
+
+
+def summary_lines(results):
+    """A short per-node summary a terminal can show."""
+    lines = []
+    for name, record in results["hosts"].items():
+        bad = [check for check in record["checks"] if check["status"] in ("fail", "error", "warn")]
+        bad.sort(key=lambda check: -SEVERITY[check["status"]])
+        detail = "; ".join("%s %s (%s) -> %s" % (check["id"], check["status"], check["component"] or "-", check["remedy"])
+                           for check in bad[:3])
+        if len(bad) > 3:
+            detail += "; +%d more" % (len(bad) - 3)
+        if record["status"] == "unreachable":
+            detail = record.get("message", "")
+        lines.append(("%-12s %-11s %s" % (name, record["status"].upper(), detail)).rstrip())
+    counts = ", ".join("%s %d" % (status, count) for status, count in results["summary"]["hosts"].items() if count)
+    lines.append("hosts: %s" % counts)
+    return lines
+
+
+def write_results(results, dest_dir, latest_link=None):
+    """Write ``dest_dir/results.json`` and ``summary.txt`` atomically; point ``latest_link`` at ``dest_dir``."""
+    if not os.path.isdir(dest_dir):
+        os.makedirs(dest_dir)
+    path = os.path.join(dest_dir, "results.json")
+    _atomic_write(path, json.dumps(results, indent=2, sort_keys=False, default=str) + "\n")
+    _atomic_write(os.path.join(dest_dir, "summary.txt"), "\n".join(summary_lines(results)) + "\n")
+    if latest_link:
+        point_latest(latest_link, dest_dir)
+    return path

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The acceptance playbook on the lab, through ansible-runner; assertions on results.json and the reports."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import validate
+
+from .conftest import checks_by_status, run_playbook, start_lab
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("default")
+    inventory = start_lab(tmp_path, "default.yml")
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory)
+    return tmp_path, runner, document
+
+
+def test_run_succeeds_and_file_is_schema_valid(default_run):
+    tmp_path, runner, document = default_run
+    assert runner.rc == 0, runner.stdout.read()
+    assert document is not None
+    assert validate(document) == []
+    assert document["run"]["kind"] == "acceptance"
+    assert document["run"]["hosts_total"] == 8
+    assert document["run"]["families"] == ["gpu"]
+    assert os.readlink(str(tmp_path / "out" / "latest")) == "test-run"
+
+
+def test_healthy_nodes_pass_with_real_checks(default_run):
+    _, _, document = default_run
+    for host in ("node01", "node02", "node04", "node05", "node07"):
+        record = document["hosts"][host]
+        assert record["status"] == "pass", (host, checks_by_status(document, host))
+        ids = set(c["id"] for c in record["checks"])
+        assert {"gpu.count.present", "gpu.ecc.volatile_uncorrectable", "gpu.pcie.width",
+                "gpu.temperature.gpu", "gpu.driver.version"} <= ids
+        assert record["facts"]["gpu"]["count"] == 8
+        assert record["facts"]["gpu"]["model"] == "NVIDIA A100-SXM4-80GB"
+        assert record["facts"]["gpu"]["driver_version"] == "535.54.03"
+
+
+def test_faulty_nodes_fail_with_ids_and_remedies(default_run):
+    _, _, document = default_run
+    assert document["hosts"]["node03"]["status"] == "fail"
+    ecc = [c for c in document["hosts"]["node03"]["checks"]
+           if c["id"] == "gpu.ecc.volatile_uncorrectable" and c["status"] == "fail"]
+    assert len(ecc) == 1
+    assert ecc[0]["component"].startswith("GPU 3 ")
+    assert ecc[0]["observed"] == 2
+    assert ecc[0]["remedy"] == "reset_gpu"
+
+    width = [c for c in document["hosts"]["node06"]["checks"] if c["id"] == "gpu.pcie.width" and c["status"] == "fail"]
+    assert [(c["component"].split(" (")[0], c["observed"], c["remedy"]) for c in width] == [("GPU 5", 8, "reseat")]
+    assert document["hosts"]["node06"]["status"] == "fail"
+
+    count = [c for c in document["hosts"]["node08"]["checks"] if c["id"] == "gpu.count.present"]
+    assert [(c["status"], c["observed"], c["remedy"]) for c in count] == [("fail", 7, "reseat")]
+    assert document["summary"]["hosts"] == {"pass": 5, "warn": 0, "fail": 3, "error": 0, "unreachable": 0}
+
+
+def test_reports_rendered_from_the_file(default_run):
+    tmp_path, _, document = default_run
+    run_dir = tmp_path / "out" / "test-run"
+    html = (run_dir / "report.html").read_text()
+    assert "NOT ACCEPTED" in html
+    assert "gpu.ecc.volatile_uncorrectable" in html and "reset_gpu" in html
+    markdown = (run_dir / "report.md").read_text()
+    assert "node06" in markdown and "gpu.pcie.width" in markdown
+    suites = ET.parse(str(run_dir / "junit.xml")).getroot().findall("testsuite")
+    by_name = dict((suite.get("name"), suite) for suite in suites)
+    assert set(by_name) == set(document["hosts"])
+    node03_failures = sum(1 for c in document["hosts"]["node03"]["checks"] if c["status"] == "fail")
+    assert int(by_name["node03"].get("failures")) == node03_failures >= 1
+    assert int(by_name["node01"].get("failures")) == 0
+    summary = (run_dir / "summary.txt").read_text()
+    assert "node08       FAIL" in summary
+
+
+@pytest.fixture(scope="module")
+def faults_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("faults")
+    inventory = start_lab(tmp_path, "faults.yml")
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, extravars={"acceptance_gpu_timeout": 3})
+    return runner, document
+
+
+def test_unreachable_and_hung_hosts_do_not_stop_the_run(faults_run):
+    runner, document = faults_run
+    assert runner.rc == 0, runner.stdout.read()
+    assert validate(document) == []
+    hosts = document["hosts"]
+    assert set(hosts) == {"healthy01", "hang01", "unreach01", "thermal01", "nodriver01", "drvmismatch01", "trunc01"}
+    assert hosts["healthy01"]["status"] == "pass"
+
+    assert hosts["unreach01"]["status"] == "unreachable"
+    assert hosts["unreach01"]["checks"] == []
+
+    hang = hosts["hang01"]
+    assert hang["status"] == "error"
+    assert [(c["id"], c["status"], c["observed"]) for c in hang["checks"]] == [
+        ("gpu.collect.nvidia_smi", "error", "timed out")]
+    assert hang["checks"][0]["message"] == "nvidia-smi: timed out after 3 s (process group killed)"
+
+
+def test_tool_failures_become_error_checks(faults_run):
+    _, document = faults_run
+    hosts = document["hosts"]
+    nodriver = hosts["nodriver01"]["checks"]
+    assert [(c["id"], c["status"], c["observed"]) for c in nodriver] == [("gpu.collect.nvidia_smi", "error", "failed")]
+    assert nodriver[0]["message"].startswith("nvidia-smi: exited with rc 9: NVIDIA-SMI has failed")
+    trunc = hosts["trunc01"]["checks"]
+    assert [(c["id"], c["status"], c["observed"]) for c in trunc] == [("gpu.collect.nvidia_smi", "error", "unparsable")]
+    assert trunc[0]["message"].startswith("nvidia-smi: ")
+
+
+def test_thermal_and_driver_faults(faults_run):
+    _, document = faults_run
+    thermal = checks_by_status(document, "thermal01", ("fail",))
+    assert ("gpu.temperature.gpu", "fail") in [(c[0], c[1]) for c in thermal]
+    assert ("gpu.throttle.hw_power_brake_slowdown", "fail") in [(c[0], c[1]) for c in thermal]
+    assert all(c[2].startswith("GPU 2 ") for c in thermal)
+    driver = [c for c in document["hosts"]["drvmismatch01"]["checks"] if c["id"] == "gpu.driver.version"]
+    assert [(c["status"], c["observed"], c["remedy"]) for c in driver] == [("fail", "535.129.03", "update_firmware")]

@@ -1,0 +1,270 @@
+"""The lab: scenario -> simulated nodes whose nvidia-smi replays a real capture with value-edited faults."""
+
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+LABCTL = REPO / "lab" / "labctl.py"
+SCENARIOS = REPO / "lab" / "scenarios"
+CAPTURE = REPO / "tests" / "fixtures" / "nvidia-smi" / "q-x-a100-sxm4-80gb-mig-535.xml"
+DGX_BUSES = ["07", "0F", "47", "4E", "87", "90", "B7", "BD"]
+NO_DRIVER = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running."
+)
+
+# Paths (relative to <gpu>) that the lab edits on a healthy node; everything else equals the capture.
+IDENTITY_EDITS = {"serial", "uuid", "minor_number", "gpu_module_id", "pci/pci_bus", "pci/pci_bus_id"}
+
+
+def labctl(*args):
+    return subprocess.run([sys.executable, str(LABCTL), *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def up(tmp_path, scenario="default.yml", *extra):
+    run_dir, inv = tmp_path / "run", tmp_path / "inv" / "hosts.yml"
+    res = labctl("up", "--scenario", SCENARIOS / scenario, "--dir", run_dir, "--inventory", inv, *extra)
+    assert res.returncode == 0, res.stderr
+    return run_dir, inv, res
+
+
+def smi(wrapper, *args, timeout=10):
+    return subprocess.run([str(wrapper), *args], capture_output=True, timeout=timeout)
+
+
+def flatten(elem, prefix=""):
+    """{path: text} for every leaf under elem (paths made unique by sibling position)."""
+    out, seen = {}, {}
+    for child in elem:
+        n = seen[child.tag] = seen.get(child.tag, -1) + 1
+        path = f"{prefix}{child.tag}" + (f"[{n}]" if n else "")
+        if len(child):
+            out.update(flatten(child, path + "/"))
+        else:
+            out[path] = child.text
+    return out
+
+
+@pytest.fixture(scope="module")
+def default_lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("default")
+    run_dir, inv, res = up(tmp)
+    hosts = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]
+    xml = {}
+    for name, hv in hosts.items():
+        r = smi(hv["zhisuan_tools"]["nvidia_smi"], "-q", "-x")
+        assert r.returncode == 0, r.stderr
+        xml[name] = r.stdout
+    return {"dir": run_dir, "inv": inv, "hosts": hosts, "xml": xml, "stdout": res.stdout}
+
+
+@pytest.fixture(scope="module")
+def faults_lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("faults")
+    run_dir, inv, _ = up(tmp, "faults.yml")
+    hosts = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]
+    return {"dir": run_dir, "inv": inv, "hosts": hosts}
+
+
+def wrapper_of(lab, node):
+    return lab["hosts"][node]["zhisuan_tools"]["nvidia_smi"]
+
+
+def test_up_writes_wrappers_and_inventory(default_lab):
+    hosts = default_lab["hosts"]
+    assert list(hosts) == [f"node0{i}" for i in range(1, 9)]
+    for name, hv in hosts.items():
+        wrapper = Path(hv["zhisuan_tools"]["nvidia_smi"])
+        assert wrapper.is_absolute() and os.access(wrapper, os.X_OK)
+        assert wrapper == default_lab["dir"] / "nodes" / name / "bin" / "nvidia-smi"
+        assert hv["ansible_connection"] == "local"
+        assert hv["ansible_python_interpreter"] == "{{ ansible_playbook_python }}"
+        assert hv["zhisuan_expected"] == {"gpu_count": 8, "driver_version": "535.54.03"}
+        assert Path(hv["zhisuan_lab_state"]).is_file()
+    assert hosts["node03"]["zhisuan_lab_faults"] == [{"kind": "ecc_volatile_uncorrectable", "gpu": 3, "count": 2}]
+    assert hosts["node01"]["zhisuan_lab_faults"] == []
+    assert len(default_lab["stdout"].splitlines()) >= 8 and "node08" in default_lab["stdout"]
+
+
+def test_healthy_node_is_the_capture_replicated(default_lab):
+    root = ET.fromstring(default_lab["xml"]["node01"])
+    gpus = root.findall("gpu")
+    assert len(gpus) == 8 and root.findtext("attached_gpus") == "8"
+    assert root.findtext("driver_version") == "535.54.03"
+    assert [g.findtext("pci/pci_bus") for g in gpus] == DGX_BUSES
+    assert [g.get("id") for g in gpus] == [f"00000000:{b}:00.0" for b in DGX_BUSES]
+    assert [g.findtext("pci/pci_bus_id") for g in gpus] == [g.get("id") for g in gpus]
+    assert len({g.findtext("uuid") for g in gpus}) == 8 and len({g.findtext("serial") for g in gpus}) == 8
+    assert [g.findtext("minor_number") for g in gpus] == [str(i) for i in range(8)]
+    for g in gpus:
+        assert g.findtext("mig_mode/current_mig") == "Disabled" == g.findtext("mig_mode/pending_mig")
+        assert g.find("mig_devices").text.strip() == "None" and len(g.find("mig_devices")) == 0
+
+    cap_raw = CAPTURE.read_text(encoding="utf-8")
+    cap = ET.fromstring(cap_raw.encode())
+    cap_gpu = flatten(cap.find("gpu"))
+    for g in gpus:
+        got = flatten(g)
+        for path, text in cap_gpu.items():
+            if path in IDENTITY_EDITS or path.startswith(("mig_devices/", "mig_mode/")):
+                continue
+            assert got[path] == text, path
+        assert set(got) - set(cap_gpu) <= {"mig_devices"}
+    # Top level and header: byte-identical apart from attached_gpus.
+    out = default_lab["xml"]["node01"].decode()
+    assert out.startswith(cap_raw[: cap_raw.index("<nvidia_smi_log>")])
+    assert "<!DOCTYPE nvidia_smi_log SYSTEM" in out and out.endswith("</nvidia_smi_log>\n")
+    for tag in ("timestamp", "driver_version", "cuda_version"):
+        assert root.findtext(tag) == cap.findtext(tag)
+    # uuids differ between nodes too
+    other = ET.fromstring(default_lab["xml"]["node02"])
+    assert not {g.findtext("uuid") for g in gpus} & {g.findtext("uuid") for g in other.findall("gpu")}
+
+
+def test_default_faults(default_lab):
+    n3 = ET.fromstring(default_lab["xml"]["node03"]).findall("gpu")
+    assert n3[3].findtext("ecc_errors/volatile/dram_uncorrectable") == "2"
+    assert n3[3].findtext("ecc_errors/aggregate/dram_uncorrectable") == "2"
+    assert all(g.findtext("ecc_errors/volatile/dram_uncorrectable") == "0" for i, g in enumerate(n3) if i != 3)
+
+    n6 = ET.fromstring(default_lab["xml"]["node06"]).findall("gpu")
+    assert n6[5].findtext("pci/pci_gpu_link_info/link_widths/current_link_width") == "8x"
+    assert n6[5].findtext("pci/pci_gpu_link_info/link_widths/max_link_width") == "16x"
+    assert n6[4].findtext("pci/pci_gpu_link_info/link_widths/current_link_width") == "16x"
+
+    n8 = ET.fromstring(default_lab["xml"]["node08"])
+    assert len(n8.findall("gpu")) == 7 and n8.findtext("attached_gpus") == "7"
+    assert [g.findtext("pci/pci_bus") for g in n8.findall("gpu")] == DGX_BUSES[:7]
+    assert default_lab["xml"]["node08"].decode().endswith("    </gpu>\n</nvidia_smi_log>\n")
+
+
+def test_argument_spellings_and_unsupported(default_lab):
+    wrapper = wrapper_of(default_lab, "node01")
+    ref = default_lab["xml"]["node01"]
+    assert smi(wrapper, "-x", "-q").stdout == ref
+    assert smi(wrapper, "--query", "--xml-format").stdout == ref
+    for bad in ([], ["-L"], ["-q"], ["--query-gpu=name", "--format=csv"]):
+        r = smi(wrapper, *bad)
+        assert r.returncode == 2 and r.stdout == b""
+        assert b"lab nvidia-smi: unsupported arguments:" in r.stderr
+
+
+def test_hang_does_not_return(faults_lab):
+    proc = subprocess.Popen([wrapper_of(faults_lab, "hang01"), "-q", "-x"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.communicate(timeout=2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_driver_not_loaded(faults_lab):
+    r = smi(wrapper_of(faults_lab, "nodriver01"), "-q", "-x")
+    assert r.returncode == 9
+    assert r.stdout.decode().strip() == NO_DRIVER
+
+
+def test_truncated_is_not_valid_xml(faults_lab):
+    r = smi(wrapper_of(faults_lab, "trunc01"), "-q", "-x")
+    assert r.returncode == 0 and len(r.stdout) == 4096
+    with pytest.raises(ET.ParseError):
+        ET.fromstring(r.stdout)
+
+
+def test_thermal_and_driver_mismatch(faults_lab):
+    g = ET.fromstring(smi(wrapper_of(faults_lab, "thermal01"), "-q", "-x").stdout).findall("gpu")[2]
+    assert g.findtext("temperature/gpu_temp") == "91 C"
+    assert g.findtext("temperature/gpu_temp_slow_threshold") == "89 C"
+    reasons = g.find("clocks_event_reasons")
+    assert reasons.findtext("clocks_event_reason_hw_power_brake_slowdown") == "Active"
+    assert reasons.findtext("clocks_event_reason_hw_slowdown") == "Active"
+    assert reasons.findtext("clocks_event_reason_hw_thermal_slowdown") == "Not Active"
+    root = ET.fromstring(smi(wrapper_of(faults_lab, "drvmismatch01"), "-q", "-x").stdout)
+    assert root.findtext("driver_version") == "535.129.03"
+    assert faults_lab["hosts"]["drvmismatch01"]["zhisuan_expected"]["driver_version"] == "535.54.03"
+
+
+def test_unreachable_inventory(faults_lab):
+    hv = faults_lab["hosts"]["unreach01"]
+    assert hv["ansible_connection"] == "ssh" and hv["ansible_host"] == "127.0.0.1"
+    assert hv["ansible_port"] == 9 and hv["ansible_user"] == "zhisuan-lab"
+    assert "port 9" in faults_lab["inv"].read_text()
+
+
+def test_status_and_fault_change_running_lab(tmp_path):
+    run_dir, inv, _ = up(tmp_path, "faults.yml")
+    res = labctl("fault", "--dir", run_dir, "healthy01", "add", "pcie_width", "gpu=1", "width=4")
+    assert res.returncode == 0, res.stderr
+    hosts = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]
+    assert hosts["healthy01"]["zhisuan_lab_faults"] == [{"kind": "pcie_width", "gpu": 1, "width": 4}]
+    g = ET.fromstring(smi(hosts["healthy01"]["zhisuan_tools"]["nvidia_smi"], "-q", "-x").stdout).findall("gpu")[1]
+    assert g.findtext("pci/pci_gpu_link_info/link_widths/current_link_width") == "4x"
+    assert "pcie_width(gpu=1, width=4)" in labctl("status", "--dir", run_dir).stdout
+    bad = labctl("fault", "--dir", run_dir, "healthy01", "add", "pcie_width", "gpu=9", "width=4")
+    assert bad.returncode == 1 and "gpu 9" in bad.stderr
+    assert labctl("fault", "--dir", run_dir, "healthy01", "clear").returncode == 0
+    assert "healthy01      a100 x8  healthy" in labctl("status", "--dir", run_dir).stdout
+
+
+def test_nodes_option_and_down(tmp_path):
+    run_dir, inv, res = up(tmp_path, "default.yml", "--nodes", "12")
+    hosts = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]
+    assert list(hosts)[-4:] == ["node09", "node10", "node11", "node12"]
+    assert hosts["node12"]["zhisuan_lab_faults"] == []
+    assert len([line for line in res.stdout.splitlines() if line.startswith("node")]) == 12
+    res = labctl("down", "--dir", run_dir)
+    assert res.returncode == 0, res.stderr
+    assert not run_dir.exists() and not inv.exists()
+
+
+def test_down_refuses_unmarked_dir(tmp_path):
+    keep = tmp_path / "precious"
+    keep.mkdir()
+    (keep / "file").write_text("x")
+    res = labctl("down", "--dir", keep)
+    assert res.returncode == 1 and "marker" in res.stderr and (keep / "file").exists()
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"nodes": {"n1": {"faults": [{"kind": "melted", "gpu": 0}]}}},
+     "node n1: faults[0]: unknown fault kind 'melted'"),
+    ({"nodes": {"n1": {"fautls": []}}}, "node n1: unknown key(s) ['fautls']"),
+    ({"defaults": {"capture": "nvidia-smi/nope.xml"}, "nodes": {"n1": {}}},
+     "node n1: capture 'nvidia-smi/nope.xml' not found"),
+    ({"nodes": {"n1": {"faults": [{"kind": "ecc_volatile_uncorrectable", "gpu": 8, "count": 1}]}}}, "names gpu 8"),
+    ({"nodes": {"n1": {"faults": [{"kind": "throttle", "gpu": 0, "reason": "bogus"}]}}},
+     "reason 'bogus' is not in the capture"),
+    ({"nodes": {"n1": {"faults": [{"kind": "pcie_width", "gpu": 0}]}}}, "missing parameter(s) ['width']"),
+    ({"nodes": []}, "'nodes' must be a non-empty mapping"),
+    ({"nodes": {"n1": {}}, "extra": 1}, "unknown key(s) ['extra']"),
+])
+def test_bad_scenario(tmp_path, body, message):
+    scen = tmp_path / "bad.yml"
+    scen.write_text(yaml.safe_dump({"name": "bad", **body}))
+    res = labctl("up", "--scenario", scen, "--dir", tmp_path / "run", "--inventory", tmp_path / "hosts.yml")
+    assert res.returncode == 1
+    assert f"scenario {scen}" in res.stderr and message in res.stderr, res.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "hosts.yml").exists()
+
+
+def test_lab_code_reads_only_project_fixtures():
+    for path in (REPO / "lab").rglob("*.py"):
+        assert "/work/shared" not in path.read_text() and "../shared" not in path.read_text(), path
+
+
+def test_up_refuses_foreign_inventory(tmp_path):
+    inv = tmp_path / "hosts.yml"
+    inv.write_text("all: {}\n")
+    res = labctl("up", "--dir", tmp_path / "run", "--inventory", inv)
+    assert res.returncode == 1 and "not written by labctl" in res.stderr
+    assert inv.read_text() == "all: {}\n" and not (tmp_path / "run").exists()

@@ -1,0 +1,148 @@
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""GPU model profiles (data/profiles/*.yml) and their loader (plugin_utils/_profiles.py)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pytest
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.gpu import select_profile
+from ansible_collections.zhisuan.ops.plugins.plugin_utils import _profiles
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
+
+PROFILE_FILES = sorted(glob.glob(os.path.join(_profiles.DEFAULT_DIRECTORY, "*.yml")))
+
+# Every numeric figure a profile may carry: number, or null where no source gives one.
+NUMERIC_FIELDS = (
+    ("gpu_count",),
+    ("memory_total_mib_min",),
+    ("pcie", "gen_max"),
+    ("pcie", "width_max"),
+    ("power_limit_w",),
+    ("nvlink", "links"),
+    ("nvlink", "speed_gbs_per_link"),
+    ("temperature", "gpu_warn_margin_c"),
+    ("nccl_allreduce_busbw_floor_gbs",),
+    ("ib_write_bw_floor_gbps",),
+    ("h2d_bw_floor_gbs",),
+    ("p2p_bw_floor_gbs",),
+)
+REQUIRED_NUMBERS = (("gpu_count",), ("memory_total_mib_min",), ("power_limit_w",),
+                    ("temperature", "gpu_warn_margin_c"))
+TAG = re.compile(r"\[(V|S|U)\]")
+NUMBER_LINE = re.compile(r"^\s*[A-Za-z0-9_]+:\s*-?\d+(\.\d+)?\s*(#.*)?$")
+NULL_LINE = re.compile(r"^\s*[A-Za-z0-9_]+:\s*null\s*(#.*)?$")
+
+
+def _walk(profile, path):
+    value = profile
+    for key in path:
+        if value is None:
+            return None
+        assert isinstance(value, dict), path
+        value = value.get(key)
+    return value
+
+
+def test_the_shipped_models_are_there():
+    profiles = load_profiles()
+    for name in ("a100", "h100", "h200", "l40s", "h800", "h20", "b200", "gb200", "l20"):
+        assert name in profiles
+    assert len(PROFILE_FILES) == len(profiles)
+
+
+@pytest.mark.parametrize("path", PROFILE_FILES, ids=os.path.basename)
+def test_profile_fields_are_numbers(path):
+    profile = _profiles._load_one(path)
+    assert profile["name"] == os.path.basename(path)[:-4]
+    assert profile["match"] and all(isinstance(item, str) for item in profile["match"])
+    for field in NUMERIC_FIELDS:
+        value = _walk(profile, field)
+        assert value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)), (field, value)
+    for field in REQUIRED_NUMBERS:
+        assert isinstance(_walk(profile, field), (int, float)), field
+    assert profile["nvlink"] is None or isinstance(profile["nvlink"], dict)
+    assert isinstance(profile["pcie"], dict)
+    # Nothing numeric hides outside the known fields.
+    known = set(field[0] for field in NUMERIC_FIELDS) | {"name", "description", "match"}
+    assert set(profile) <= known, set(profile) - known
+
+
+@pytest.mark.parametrize("path", PROFILE_FILES, ids=os.path.basename)
+def test_every_number_carries_its_source(path):
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    checked = 0
+    for number, line in enumerate(lines, 1):
+        if NUMBER_LINE.match(line) or NULL_LINE.match(line):
+            checked += 1
+            assert "#" in line, "%s:%d has no source comment: %s" % (path, number, line)
+            comment = line.split("#", 1)[1]
+            assert TAG.search(comment), "%s:%d has no [V]/[S]/[U] tag: %s" % (path, number, line)
+            assert len(comment.strip()) > 8, "%s:%d: the source is missing: %s" % (path, number, line)
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("product, expected", [
+    ("NVIDIA H100 80GB HBM3", "h100"),
+    ("NVIDIA H100 NVL", "h100_nvl"),
+    ("NVIDIA H100 PCIe", None),
+    ("NVIDIA H200", "h200"),
+    ("NVIDIA H200 NVL", None),
+    ("NVIDIA GH200 480GB", None),
+    ("NVIDIA H20", "h20"),
+    ("NVIDIA H800", "h800"),
+    ("NVIDIA H800 PCIe", None),
+    ("NVIDIA B200", "b200"),
+    ("NVIDIA GB200 185GB", "gb200"),
+    ("NVIDIA L20", "l20"),
+    ("NVIDIA L40S", "l40s"),
+    ("NVIDIA L40", None),
+    ("NVIDIA A100-SXM4-80GB", "a100"),
+    ("NVIDIA A100-SXM4-40GB", "a100_40gb"),
+    ("NVIDIA A100 80GB PCIe", None),
+    ("NVIDIA GeForce RTX 4090", None),
+])
+def test_product_names_select_exactly_one_profile(product, expected):
+    profiles = load_profiles()
+    matching = [name for name, profile in profiles.items()
+                if any(re.search(pattern, product, re.IGNORECASE) for pattern in profile["match"])]
+    assert matching == ([expected] if expected else [])
+    selected = select_profile(product, profiles)
+    assert (selected["name"] if selected else None) == expected
+
+
+def test_unreadable_yaml_names_the_file(tmp_path):
+    (tmp_path / "good.yml").write_text("name: good\nmatch: ['X1']\n")
+    (tmp_path / "broken.yml").write_text("name: [unclosed\n")
+    with pytest.raises(ValueError, match="broken.yml"):
+        load_profiles(str(tmp_path))
+
+
+def test_missing_name_names_the_file(tmp_path):
+    (tmp_path / "noname.yml").write_text("match: ['X1']\ngpu_count: 8\n")
+    with pytest.raises(ValueError, match=r"noname\.yml has no 'name'"):
+        load_profiles(str(tmp_path))
+
+
+def test_bad_regex_and_duplicate_names_are_reported(tmp_path):
+    (tmp_path / "a.yml").write_text("name: x\nmatch: ['(']\n")
+    with pytest.raises(ValueError, match=r"a\.yml: bad 'match' regex"):
+        load_profiles(str(tmp_path))
+    (tmp_path / "a.yml").write_text("name: x\nmatch: ['X']\n")
+    (tmp_path / "b.yml").write_text("name: x\nmatch: ['Y']\n")
+    with pytest.raises(ValueError, match=r"b\.yml: name 'x' is already defined in .*a\.yml"):
+        load_profiles(str(tmp_path))
+
+
+def test_not_a_mapping_and_missing_directory(tmp_path):
+    (tmp_path / "list.yml").write_text("- a\n- b\n")
+    with pytest.raises(ValueError, match=r"list\.yml is not a mapping"):
+        load_profiles(str(tmp_path))
+    with pytest.raises(ValueError, match="does not exist"):
+        load_profiles(str(tmp_path / "nope"))

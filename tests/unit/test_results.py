@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""results.json: host status rules, schema validity, atomic write and the latest link."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.plugin_utils import _results
+
+RUN = {"id": "20261130T210000Z-acceptance", "kind": "acceptance", "started": "2026-11-30T21:00:00+00:00",
+       "finished": "2026-11-30T21:01:00+00:00", "playbook": "playbooks/acceptance.yml",
+       "collection_version": "0.1.0", "ansible_version": "2.19.14"}
+
+
+def _hosts():
+    ok = make_check("gpu.count.present", "node01", "pass", observed=8, expected="== 8")
+    warn = make_check("gpu.ecc.aggregate_uncorrectable", "node02", "warn", observed=1, expected="== 0", remedy="monitor")
+    fail = make_check("gpu.ecc.volatile_uncorrectable", "node02", "fail", component="GPU 3", observed=2,
+                      expected="== 0", message="GPU 3 has 2 uncorrectable ECC errors since the driver loaded",
+                      remedy="reset_gpu", evidence="dram_uncorrectable=2")
+    err = make_check("gpu.collect.nvidia_smi", "node03", "error", observed="timed out",
+                     message="nvidia-smi: timed out after 60 s (process group killed)")
+    return {
+        "node01": _results.host_record("node01", [ok], facts={"gpu": {"count": 8}}),
+        "node02": _results.host_record("node02", [ok, warn, fail]),
+        "node03": _results.host_record("node03", [err]),
+        "node04": _results.host_record("node04", [], unreachable=True),
+        "node05": _results.host_record("node05", []),
+    }
+
+
+def test_host_status_is_the_worst_check():
+    hosts = _hosts()
+    assert [hosts[name]["status"] for name in sorted(hosts)] == ["pass", "fail", "error", "unreachable", "error"]
+    assert hosts["node04"]["message"] == "host was unreachable; no checks ran"
+    assert hosts["node04"]["checks"] == []
+    # a targeted host without any check: its tasks failed before checks were kept
+    assert [check["id"] for check in hosts["node05"]["checks"]] == ["run.host.tasks"]
+
+
+def test_warn_only_host_is_warn():
+    warn = make_check("gpu.readout.unreadable", "n", "warn", remedy="monitor")
+    skip = make_check("gpu.nvlink.links", "n", "skip")
+    assert _results.host_record("n", [skip, warn])["status"] == "warn"
+    assert _results.host_record("n", [skip])["status"] == "pass"
+
+
+def test_document_is_schema_valid_and_counts():
+    doc = _results.build_results(RUN, _hosts())
+    assert _results.validate(doc) == []
+    assert doc["schema"] == "zhisuan.ops/results/v1"
+    assert doc["run"]["hosts_total"] == 5
+    assert doc["summary"]["hosts"] == {"pass": 1, "warn": 0, "fail": 1, "error": 2, "unreachable": 1}
+    assert doc["summary"]["checks"] == {"skip": 0, "pass": 2, "warn": 1, "error": 2, "fail": 1}
+    assert list(doc["hosts"]) == ["node01", "node02", "node03", "node04", "node05"]
+
+
+def test_schema_rejects_what_breaks_the_contract():
+    doc = _results.build_results(RUN, _hosts())
+    doc["hosts"]["node01"]["status"] = "ok"
+    doc["hosts"]["node02"]["checks"][0]["remedy"] = "pray"
+    del doc["hosts"]["node03"]["checks"][0]["evidence"]
+    doc["run"]["kind"] = "smoke"
+    problems = _results.validate(doc)
+    assert any(p.startswith("hosts/node01/status:") for p in problems)
+    assert any(p.startswith("hosts/node02/checks/0/remedy:") for p in problems)
+    assert any(p.startswith("hosts/node03/checks/0:") and "'evidence' is a required property" in p for p in problems)
+    assert any(p.startswith("run/kind:") for p in problems)
+
+
+def test_write_is_atomic_and_latest_follows(tmp_path):
+    root = tmp_path / "out"
+    first = root / "run1"
+    second = root / "run2"
+    doc = _results.build_results(RUN, _hosts())
+    path = _results.write_results(doc, str(first), str(root / "latest"))
+    assert json.loads(open(path).read()) == json.loads(json.dumps(doc))
+    assert os.readlink(str(root / "latest")) == "run1"
+    _results.write_results(doc, str(second), str(root / "latest"))
+    assert os.readlink(str(root / "latest")) == "run2"
+    assert sorted(os.listdir(str(root))) == ["latest", "run1", "run2"]
+    assert sorted(os.listdir(str(second))) == ["results.json", "summary.txt"]  # no temp files left behind
+    summary = (second / "summary.txt").read_text().splitlines()
+    assert summary[1].split()[:2] == ["node02", "FAIL"]
+    assert "gpu.ecc.volatile_uncorrectable fail (GPU 3) -> reset_gpu" in summary[1]
+    assert summary[-1] == "hosts: pass 1, fail 1, error 2, unreachable 1"
+
+
+def test_make_check_rejects_unknown_vocabulary():
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown remedy 'pray'"):
+        make_check("gpu.ecc.mode", "n", "fail", remedy="pray")
+    with pytest.raises(ValueError, match="unknown check status 'ok'"):
+        make_check("gpu.ecc.mode", "n", "ok")
+    with pytest.raises(ValueError, match="must be <family>.<subject>.<metric>"):
+        make_check("gpu.ecc", "n", "pass")
