@@ -84,7 +84,7 @@ requirements:
 notes:
   - Renders are deterministic (no timestamps are added), so the same C(results.json) always gives the same files.
 author:
-  - zhisuan.ops contributors (!UNKNOWN)
+  - zhisuan.ops contributors (@zhisuan-ops)
 """
 
 EXAMPLES = r"""
