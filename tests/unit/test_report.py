@@ -468,3 +468,11 @@ def test_host_without_checks_in_grid(results):
     assert '<td class="cell st-none" data-host="node10" data-family="gpu">&mdash;</td>' in html
     md = _report.render_markdown(results, TEMPLATES)
     assert "| [node10](#node10) | PASS | — | — | — |" in md
+
+
+def test_host_facts_from_the_judge_summary():
+    facts = {"gpu": {"model": "NVIDIA A100-SXM4-80GB", "count": 7, "driver_version": "535.54.03",
+                     "cuda_version": "12.2", "profile": "a100"}}
+    assert _report._facts_summary(facts) == [
+        ("GPU model", "NVIDIA A100-SXM4-80GB"), ("GPU count", "7"), ("GPU profile", "a100"),
+        ("Driver", "535.54.03"), ("CUDA", "12.2")]

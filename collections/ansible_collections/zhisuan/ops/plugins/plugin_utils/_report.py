@@ -58,6 +58,7 @@ BLOCKING = ("fail", "error", "unreachable")
 FACT_LABELS = (
     ("gpu_model", "GPU model"),
     ("gpu_count", "GPU count"),
+    ("gpu_profile", "GPU profile"),
     ("driver_version", "Driver"),
     ("cuda_version", "CUDA"),
     ("vbios_version", "VBIOS"),
@@ -236,6 +237,10 @@ def _facts_summary(facts):
         derived["gpu_count"] = len(gpus)
     elif gpu.get("attached_gpus") is not None:
         derived["gpu_count"] = gpu.get("attached_gpus")
+    # the judge's summary (docs/results.md): {model, count, driver_version, cuda_version, profile}
+    for key, name in (("model", "gpu_model"), ("count", "gpu_count"), ("profile", "gpu_profile")):
+        if gpu.get(key) is not None:
+            derived.setdefault(name, gpu[key])
     for key in ("driver_version", "cuda_version"):
         if gpu.get(key) is not None:
             derived[key] = gpu.get(key)
