@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -500,15 +499,17 @@ def test_bad_threshold_is_reported():
         judge(h100_node(), thresholds={"temperature_margin_c": "warm"})
 
 
-# ------------------------------------------------------------------------------------------ performance
+# ------------------------------------------------------------------------------------------ fleet
+# (speed is measured by bench/run.py, never by a timed test)
 
-def test_64_nodes_of_8_gpus_are_judged_quickly():
+def test_64_nodes_of_8_gpus_yield_every_check():
     fleet = [h100_node(faults={n % 8: {"ecc": {"volatile_uncorrected": n % 3}}}) for n in range(64)]
     expected = {"gpu_count": 8, "driver_version": "535.161.08", "cuda_version": "12.2"}
-    start = time.perf_counter()
     total = 0
+    failing = 0
     for n, facts in enumerate(fleet):
-        total += len(rules.judge_gpu("node%02d" % n, facts, H100, expected=expected))
-    elapsed = time.perf_counter() - start
+        checks = rules.judge_gpu("node%02d" % n, facts, H100, expected=expected)
+        total += len(checks)
+        failing += sum(1 for c in checks if c["id"] == "gpu.ecc.volatile_uncorrectable" and c["status"] == "fail")
     assert total == 64 * (3 + 8 * len(rules.GPU_CHECK_IDS))
-    assert elapsed < 2.0, elapsed
+    assert failing == sum(1 for n in range(64) if n % 3)

@@ -1,0 +1,530 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""The checks of one GPU (``GpuChecks``): identity, memory errors, PCIe, temperature, power, throttling, readout.
+
+``gpu.judge_gpu`` runs them once per GPU; that module documents the thresholds and the order of the checks.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
+    evidence_of,
+    fmt,
+    plural,
+    profile_get,
+    section_get,
+)
+
+# Throttle ("clocks event") reasons that mean a fault. sw_power_cap, gpu_idle, sync_boost and the clock settings
+# are normal operation and are not judged.
+_THROTTLE_RULES = (
+    ("hw_slowdown", "HW Slowdown",
+     "clocks are cut by half or more (over-temperature, an external power brake or fast-trigger power protection)"),
+    ("hw_thermal_slowdown", "HW Thermal Slowdown",
+     "the GPU is too hot and the hardware cut its clocks; check cooling (fans, airflow, heatsink or coolant loop)"),
+    ("hw_power_brake_slowdown", "HW Power Brake Slowdown",
+     "the system asserted the external power brake; check the PSUs and power delivery to the GPU baseboard"),
+    ("sw_thermal_slowdown", "SW Thermal Slowdown",
+     "the driver lowered clocks because the GPU is above its maximum operating temperature; check cooling"),
+)
+
+# ECC off is only a finding on datacenter parts; consumer brands ship with it off.
+_CONSUMER_BRANDS = frozenset(("geforce", "titan"))
+
+_ELLIPSIS = u"\u2026"
+_DEG = u"\u00b0C"
+
+
+def _short_uuid(uuid):
+    if len(uuid) <= 13:
+        return uuid
+    return uuid[:13].rstrip("-") + _ELLIPSIS
+
+
+def _component(label, gpu):
+    parts = []
+    uuid = gpu.get("uuid")
+    if uuid:
+        parts.append(_short_uuid(str(uuid)))
+    bus_id = gpu.get("pci_bus_id")
+    if bus_id:
+        parts.append(str(bus_id))
+    if parts:
+        return "%s (%s)" % (label, ", ".join(parts))
+    return label
+
+
+# -------------------------------------------------------------------------------------------- GPU checks
+
+class GpuChecks(object):
+    """The checks of one GPU; a small object so each rule reads its fields once and shares label/component."""
+
+    __slots__ = ("host", "gpu", "label", "component", "unreadable", "checks")
+
+    def __init__(self, host, gpu, label):
+        self.host = host
+        self.gpu = gpu
+        self.label = label
+        self.component = _component(label, gpu)
+        self.unreadable = set(gpu.get("unreadable") or ())
+        self.checks = []
+
+    def add(self, check_id, status, observed=None, expected=None, message="", remedy=None, evidence=""):
+        self.checks.append(make_check(check_id, self.host, status, component=self.component, observed=observed,
+                                      expected=expected, message=message, remedy=remedy, evidence=evidence))
+
+    def missing(self, check_id, path, what, expected=None):
+        """A value the rule needs is null: ``error`` when the driver could not read it (ERR!), else ``skip``."""
+        if path in self.unreadable:
+            self.add(check_id, "error", observed="ERR!", expected=expected,
+                     message="%s: the driver could not read the %s (ERR!), so this check could not run"
+                             % (self.label, what),
+                     remedy="investigate", evidence="unreadable: %s" % path)
+        else:
+            self.add(check_id, "skip", expected=expected,
+                     message="%s: the %s is not reported for this GPU (N/A)" % (self.label, what),
+                     evidence="%s=N/A" % path)
+
+    # -- identity --------------------------------------------------------------------------------------------
+
+    def model(self, regexes, text):
+        name = self.gpu.get("name")
+        if regexes is None:
+            self.add("gpu.model.name", "skip", observed=name,
+                     message="%s is %s; no expected model (zhisuan_expected.gpu_model) and no profile"
+                             % (self.label, fmt(name)),
+                     evidence=evidence_of(("name", name)))
+            return
+        if name is None:
+            self.missing("gpu.model.name", "name", "product name", expected=text)
+            return
+        for regex in regexes:
+            if regex.search(name):
+                self.add("gpu.model.name", "pass", observed=name, expected=text,
+                         message="%s is a %s, as expected" % (self.label, name), evidence=evidence_of(("name", name)))
+                return
+        self.add("gpu.model.name", "fail", observed=name, expected=text,
+                 message="%s is a %s, which does not match the expected model %s: wrong part fitted"
+                         % (self.label, name, text),
+                 remedy="replace_part", evidence=evidence_of(("name", name)))
+
+    def memory(self, profile):
+        floor = profile_get(profile, "memory_total_mib_min")
+        total = section_get(self.gpu.get("memory"), "total_mib")
+        if floor is None:
+            self.add("gpu.memory.total", "skip", observed=total,
+                     message="%s has %s MiB of memory; no profile minimum to compare with" % (self.label, fmt(total)),
+                     evidence=evidence_of(("memory.total_mib", total)))
+            return
+        expected = ">= %s MiB" % fmt(floor)
+        if total is None:
+            self.missing("gpu.memory.total", "memory.total_mib", "memory size", expected=expected)
+            return
+        evidence = evidence_of(("memory.total_mib", total), ("profile.memory_total_mib_min", floor))
+        if total < floor:
+            self.add("gpu.memory.total", "fail", observed=total, expected=expected,
+                     message="%s has %s MiB of memory, below the %s MiB of a %s: not the SKU that was ordered"
+                             % (self.label, fmt(total), fmt(floor), profile.get("name")),
+                     remedy="replace_part", evidence=evidence)
+        else:
+            self.add("gpu.memory.total", "pass", observed=total, expected=expected,
+                     message="%s has %s MiB of memory" % (self.label, fmt(total)), evidence=evidence)
+
+    # -- memory errors -----------------------------------------------------------------------------------------
+
+    def ecc(self, limits):
+        ecc = self.gpu.get("ecc")
+        label = self.label
+        if not ecc:
+            for check_id in ("gpu.ecc.mode", "gpu.ecc.volatile_uncorrectable", "gpu.ecc.aggregate_uncorrectable"):
+                self.add(check_id, "skip", message="%s: ECC is not supported or not reported (N/A)" % label,
+                         evidence="ecc=N/A")
+            return
+        current = ecc.get("mode_current")
+        pending = ecc.get("mode_pending")
+        evidence = evidence_of(("ecc.mode_current", current), ("ecc.mode_pending", pending))
+        if current is None:
+            self.missing("gpu.ecc.mode", "ecc.mode_current", "ECC mode", expected="enabled")
+        elif not current and str(self.gpu.get("brand") or "").lower() in _CONSUMER_BRANDS:
+            self.add("gpu.ecc.mode", "skip", observed="disabled",
+                     message="%s: ECC is disabled on a consumer GPU (%s brand); not judged" % (label, self.gpu["brand"]),
+                     evidence=evidence_of(("brand", self.gpu.get("brand")), ("ecc.mode_current", current)))
+        elif not current:
+            if pending:
+                self.add("gpu.ecc.mode", "warn", observed="disabled", expected="enabled",
+                         message="%s: ECC is disabled now and enabled at the next reset: reset the GPU to apply it"
+                                 % label, remedy="reset_gpu", evidence=evidence)
+            else:
+                self.add("gpu.ecc.mode", "warn", observed="disabled", expected="enabled",
+                         message="%s: ECC is disabled on a GPU that supports it: memory errors go undetected; "
+                                 "enable it (nvidia-smi -e 1) and reset the GPU" % label,
+                         remedy="tune", evidence=evidence)
+        elif pending is False:
+            self.add("gpu.ecc.mode", "warn", observed="enabled", expected="enabled",
+                     message="%s: ECC is enabled now but will be disabled at the next reset (pending mode)" % label,
+                     remedy="tune", evidence=evidence)
+        else:
+            self.add("gpu.ecc.mode", "pass", observed="enabled", expected="enabled",
+                     message="%s: ECC is enabled" % label, evidence=evidence)
+
+        ecc_off = current is False
+        self._ecc_counter("gpu.ecc.volatile_uncorrectable", "volatile_uncorrected",
+                          limits["ecc_volatile_uncorrected_max"], "since the driver loaded",
+                          "volatile uncorrectable ECC count", "fail", "reset_gpu",
+                          "drain the node and reset the GPU; RMA if they come back", ecc_off)
+        self._ecc_counter("gpu.ecc.aggregate_uncorrectable", "aggregate_uncorrected",
+                          limits["ecc_aggregate_uncorrected_max"], "over its lifetime",
+                          "lifetime uncorrectable ECC count", "warn", "monitor",
+                          "watch the count and the remapped rows; RMA if it keeps growing", ecc_off)
+
+    def _ecc_counter(self, check_id, key, allowed, when, what, bad_status, remedy, advice, ecc_off):
+        """One uncorrectable ECC counter (volatile or aggregate) against its allowance."""
+        ecc = self.gpu["ecc"]
+        label = self.label
+        expected = "== 0" if allowed == 0 else "<= %s" % fmt(allowed)
+        count = ecc.get(key)
+        corrected = key.replace("uncorrected", "corrected")
+        evidence = evidence_of(("ecc." + key, count), ("ecc." + corrected, ecc.get(corrected)))
+        if count is None:
+            if ecc_off:
+                self.add(check_id, "skip", expected=expected,
+                         message="%s: ECC is disabled, so no ECC error is counted" % label, evidence=evidence)
+            else:
+                self.missing(check_id, "ecc." + key, what, expected=expected)
+        elif count > allowed:
+            self.add(check_id, bad_status, observed=count, expected=expected,
+                     message="%s has %s %s: %s" % (label, plural(count, "uncorrectable ECC error"), when, advice),
+                     remedy=remedy, evidence=evidence)
+        else:
+            found = plural(count, "uncorrectable ECC error") if count else "no uncorrectable ECC errors"
+            self.add(check_id, "pass", observed=count, expected=expected,
+                     message="%s has %s %s" % (label, found, when), evidence=evidence)
+
+    def remap(self, limits):
+        rows = self.gpu.get("remapped_rows")
+        label = self.label
+        if not rows:
+            for check_id in ("gpu.remap.pending", "gpu.remap.failure", "gpu.remap.uncorrectable"):
+                self.add(check_id, "skip",
+                         message="%s: row remapping is not supported (N/A); older GPUs retire pages instead" % label,
+                         evidence="remapped_rows=N/A")
+            return
+        evidence = evidence_of(("remapped_rows.correctable", rows.get("correctable")),
+                               ("remapped_rows.uncorrectable", rows.get("uncorrectable")),
+                               ("remapped_rows.pending", rows.get("pending")),
+                               ("remapped_rows.failure", rows.get("failure")))
+        pending = rows.get("pending")
+        if pending is None:
+            self.missing("gpu.remap.pending", "remapped_rows.pending", "row remapping pending flag", expected="no")
+        elif pending:
+            self.add("gpu.remap.pending", "fail", observed="yes", expected="no",
+                     message="%s has a row remapping pending: drain the node and reset the GPU; the remap "
+                             "completes on reset" % label,
+                     remedy="reset_gpu", evidence=evidence)
+        else:
+            self.add("gpu.remap.pending", "pass", observed="no", expected="no",
+                     message="%s has no row remapping pending" % label, evidence=evidence)
+
+        failure = rows.get("failure")
+        if failure is None:
+            self.missing("gpu.remap.failure", "remapped_rows.failure", "row remapping failure flag", expected="no")
+        elif failure:
+            self.add("gpu.remap.failure", "fail", observed="yes", expected="no",
+                     message="%s failed to remap a row (no spare rows left in a bank): the memory cannot heal "
+                             "itself any more; replace the GPU (RMA)" % label,
+                     remedy="rma", evidence=evidence)
+        else:
+            self.add("gpu.remap.failure", "pass", observed="no", expected="no",
+                     message="%s has had no row remapping failure" % label, evidence=evidence)
+
+        allowed = limits["remapped_rows_uncorrectable_max"]
+        count = rows.get("uncorrectable")
+        expected = "<= %s" % fmt(allowed)
+        if count is None:
+            self.missing("gpu.remap.uncorrectable", "remapped_rows.uncorrectable",
+                         "count of rows remapped for uncorrectable errors", expected=expected)
+        elif count > allowed:
+            self.add("gpu.remap.uncorrectable", "fail", observed=count, expected=expected,
+                     message="%s has %s remapped for uncorrectable errors, more than %s: replace the GPU (RMA)"
+                             % (label, plural(count, "row"), fmt(allowed)),
+                     remedy="rma", evidence=evidence)
+        else:
+            self.add("gpu.remap.uncorrectable", "pass", observed=count, expected=expected,
+                     message="%s has %s remapped for uncorrectable errors" % (label, plural(count, "row")),
+                     evidence=evidence)
+
+    def retired_pages(self, limits):
+        pages = self.gpu.get("retired_pages") or {}
+        label = self.label
+        single = pages.get("single_bit")
+        double = pages.get("double_bit")
+        pending = pages.get("pending")
+        evidence = evidence_of(("retired_pages.single_bit", single), ("retired_pages.double_bit", double),
+                               ("retired_pages.pending", pending))
+        if pending is None:
+            if "retired_pages.pending" in self.unreadable:
+                self.missing("gpu.retired_pages.pending", "retired_pages.pending", "page retirement pending flag",
+                             expected="no")
+            else:
+                self.add("gpu.retired_pages.pending", "skip", expected="no",
+                         message="%s: page retirement is not reported (N/A); newer GPUs remap rows instead" % label,
+                         evidence=evidence)
+        elif pending:
+            self.add("gpu.retired_pages.pending", "fail", observed="yes", expected="no",
+                     message="%s has memory pages pending retirement: drain the node and reset the GPU (or reload "
+                             "the driver) so they are retired" % label,
+                     remedy="reset_gpu", evidence=evidence)
+        else:
+            self.add("gpu.retired_pages.pending", "pass", observed="no", expected="no",
+                     message="%s has no memory pages pending retirement" % label, evidence=evidence)
+
+        allowed = limits["retired_pages_max"]
+        expected = "<= %s" % fmt(allowed)
+        if single is None and double is None:
+            if "retired_pages.single_bit" in self.unreadable or "retired_pages.double_bit" in self.unreadable:
+                self.missing("gpu.retired_pages.count", "retired_pages.single_bit", "retired page count",
+                             expected=expected)
+            else:
+                self.add("gpu.retired_pages.count", "skip", expected=expected,
+                         message="%s: retired pages are not reported (N/A); newer GPUs remap rows instead" % label,
+                         evidence=evidence)
+            return
+        total = (single or 0) + (double or 0)
+        if total > allowed:
+            self.add("gpu.retired_pages.count", "fail", observed=total, expected=expected,
+                     message="%s has %s retired (%s single-bit, %s double-bit), more than %s: replace the GPU (RMA)"
+                             % (label, plural(total, "memory page"), fmt(single), fmt(double), fmt(allowed)),
+                     remedy="rma", evidence=evidence)
+        else:
+            self.add("gpu.retired_pages.count", "pass", observed=total, expected=expected,
+                     message="%s has %s retired" % (label, plural(total, "memory page")), evidence=evidence)
+
+    # -- PCIe --------------------------------------------------------------------------------------------------
+
+    def pcie(self, profile):
+        pcie = self.gpu.get("pcie") or {}
+        label = self.label
+        width = pcie.get("width_current")
+        width_max = pcie.get("width_max")
+        model_width = profile_get(profile, "pcie", "width_max")
+        want = width_max if width_max is not None else model_width
+        evidence = evidence_of(("pcie.width_current", width), ("pcie.width_max", width_max),
+                               ("profile.pcie.width_max", model_width))
+        if want is None:
+            self.add("gpu.pcie.width", "skip", observed=width,
+                     message="%s: no maximum PCIe link width to compare with" % label, evidence=evidence)
+        elif width is None:
+            self.missing("gpu.pcie.width", "pcie.width_current", "PCIe link width", expected=">= %s" % fmt(want))
+        elif width < want:
+            self.add("gpu.pcie.width", "fail", observed=width, expected=">= %s" % fmt(want),
+                     message="%s PCIe link runs at x%s of x%s: a degraded link; reseat the GPU (and its riser or "
+                             "cable), then check the slot" % (label, fmt(width), fmt(want)),
+                     remedy="reseat", evidence=evidence)
+        elif model_width is not None and width_max is not None and width_max < model_width:
+            self.add("gpu.pcie.width", "warn", observed=width, expected=">= %s" % fmt(model_width),
+                     message="%s PCIe link can only reach x%s but a %s supports x%s: the slot or riser limits it"
+                             % (label, fmt(width_max), profile.get("name"), fmt(model_width)),
+                     remedy="investigate", evidence=evidence)
+        else:
+            self.add("gpu.pcie.width", "pass", observed=width, expected=">= %s" % fmt(want),
+                     message="%s PCIe link at x%s of x%s" % (label, fmt(width), fmt(want)), evidence=evidence)
+
+        gen = pcie.get("gen_current")
+        gen_max = pcie.get("gen_max")
+        model_gen = profile_get(profile, "pcie", "gen_max")
+        processes = self.gpu.get("processes") or []
+        pstate = self.gpu.get("performance_state")
+        busy = pstate == "P0" and len(processes) > 0
+        evidence = evidence_of(("pcie.gen_current", gen), ("pcie.gen_max", gen_max), ("profile.pcie.gen_max", model_gen),
+                               ("performance_state", pstate), ("processes", len(processes)))
+        want = gen_max if gen_max is not None else model_gen
+        if want is None:
+            self.add("gpu.pcie.generation", "skip", observed=gen,
+                     message="%s: no maximum PCIe generation to compare with" % label, evidence=evidence)
+        elif gen is None:
+            self.missing("gpu.pcie.generation", "pcie.gen_current", "PCIe link generation",
+                         expected="Gen%s under load" % fmt(want))
+        elif model_gen is not None and gen_max is not None and gen_max < model_gen:
+            self.add("gpu.pcie.generation", "warn", observed=gen, expected="Gen%s capable" % fmt(model_gen),
+                     message="%s PCIe link can only reach Gen%s but a %s supports Gen%s: check the BIOS PCIe speed "
+                             "setting and the riser" % (label, fmt(gen_max), profile.get("name"), fmt(model_gen)),
+                     remedy="investigate", evidence=evidence)
+        elif gen < want and busy:
+            in_use = plural(len(processes), "process")
+            self.add("gpu.pcie.generation", "warn", observed=gen, expected="Gen%s under load" % fmt(want),
+                     message="%s PCIe link runs at Gen%s of Gen%s while the GPU is in use (P0, %s): the link did "
+                             "not train up; check the slot, riser and BIOS" % (label, fmt(gen), fmt(want), in_use),
+                     remedy="investigate", evidence=evidence)
+        elif gen < want:
+            self.add("gpu.pcie.generation", "pass", observed=gen, expected="Gen%s under load" % fmt(want),
+                     message="%s PCIe link at Gen%s of Gen%s: normal when idle, the driver lowers the link speed to "
+                             "save power; only a low generation under load is a fault" % (label, fmt(gen), fmt(want)),
+                     evidence=evidence)
+        else:
+            self.add("gpu.pcie.generation", "pass", observed=gen, expected="Gen%s under load" % fmt(want),
+                     message="%s PCIe link at Gen%s of Gen%s" % (label, fmt(gen), fmt(want)), evidence=evidence)
+
+    # -- thermal and power -------------------------------------------------------------------------------------
+
+    def temperature(self, limits):
+        temp = self.gpu.get("temperature") or {}
+        label = self.label
+        margin = limits["temperature_margin_c"]
+        gpu_c = temp.get("gpu_c")
+        slowdown = temp.get("slowdown_c")
+        tlimit = temp.get("tlimit_c")
+        if slowdown is not None and gpu_c is not None:
+            # Absolute form (older drivers): "GPU Slowdown Temp" is a temperature.
+            headroom = slowdown - gpu_c
+            observed = u"%s %s" % (fmt(gpu_c), _DEG)
+            expected = u"< %s %s" % (fmt(slowdown), _DEG)
+            where = u"%s %s, %s %s below its slowdown limit of %s %s" % (
+                fmt(gpu_c), _DEG, fmt(headroom), _DEG, fmt(slowdown), _DEG)
+            over = u"%s %s, at or above its slowdown limit of %s %s" % (fmt(gpu_c), _DEG, fmt(slowdown), _DEG)
+            evidence = evidence_of(("temperature.gpu_c", gpu_c), ("temperature.slowdown_c", slowdown),
+                                   ("temperature.shutdown_c", temp.get("shutdown_c")),
+                                   ("temperature.max_operating_c", temp.get("max_operating_c")))
+        elif tlimit is not None:
+            # T.Limit form (newer drivers): "GPU T.Limit Temp" is the headroom below T.Limit and the limits are
+            # offsets in the same form (slowdown -2 means "2 degC past T.Limit", i.e. a headroom reading of -2), so
+            # the headroom to slowdown is tlimit_c - slowdown_tlimit_c.
+            offset = temp.get("slowdown_tlimit_c")
+            to_what = "slowdown limit"
+            if offset is None:
+                offset = temp.get("max_operating_tlimit_c")
+                to_what = "maximum operating temperature (T.Limit)"
+            if offset is None:
+                offset = 0
+                to_what = "T.Limit"
+            headroom = tlimit - offset
+            observed = u"%s %s to slowdown" % (fmt(headroom), _DEG)
+            expected = u"> 0 %s to slowdown" % _DEG
+            now = u"%s %s, " % (fmt(gpu_c), _DEG) if gpu_c is not None else u""
+            where = u"%s%s %s below its %s" % (now, fmt(headroom), _DEG, to_what)
+            over = u"%s%s %s past its %s" % (now, fmt(-headroom), _DEG, to_what) if headroom < 0 else \
+                u"%sat its %s" % (now, to_what)
+            evidence = evidence_of(("temperature.gpu_c", gpu_c), ("temperature.tlimit_c", tlimit),
+                                   ("temperature.slowdown_tlimit_c", temp.get("slowdown_tlimit_c")),
+                                   ("temperature.shutdown_tlimit_c", temp.get("shutdown_tlimit_c")),
+                                   ("temperature.max_operating_tlimit_c", temp.get("max_operating_tlimit_c")))
+        elif slowdown is not None:
+            self.missing("gpu.temperature.gpu", "temperature.gpu_c", "GPU temperature",
+                         expected=u"< %s %s" % (fmt(slowdown), _DEG))
+            return
+        else:
+            for path in ("temperature.gpu_c", "temperature.tlimit_c", "temperature.slowdown_c"):
+                if path in self.unreadable:
+                    self.missing("gpu.temperature.gpu", path, "GPU temperature")
+                    return
+            self.add("gpu.temperature.gpu", "skip", observed=gpu_c,
+                     message="%s: the driver reports no slowdown limit (neither absolute nor T.Limit form)" % label,
+                     evidence=evidence_of(("temperature.gpu_c", gpu_c), ("temperature.slowdown_c", slowdown),
+                                          ("temperature.tlimit_c", tlimit)))
+            return
+        if headroom <= 0:
+            self.add("gpu.temperature.gpu", "fail", observed=observed, expected=expected,
+                     message=u"%s is at %s: the hardware is slowing it down; check cooling (fans, airflow, "
+                             u"heatsink or coolant loop)" % (label, over),
+                     remedy="investigate", evidence=evidence)
+        elif headroom <= margin:
+            self.add("gpu.temperature.gpu", "warn", observed=observed, expected=expected,
+                     message=u"%s is at %s (warning margin %s %s): check cooling before it throttles"
+                             % (label, where, fmt(margin), _DEG),
+                     remedy="investigate", evidence=evidence)
+        else:
+            self.add("gpu.temperature.gpu", "pass", observed=observed, expected=expected,
+                     message=u"%s is at %s" % (label, where), evidence=evidence)
+
+    def power(self, profile, limits):
+        power = self.gpu.get("power") or {}
+        label = self.label
+        draw = power.get("draw_w")
+        limit = power.get("limit_w")
+        default = power.get("default_limit_w")
+        model_limit = profile_get(profile, "power_limit_w")
+        evidence = evidence_of(("power.draw_w", draw), ("power.limit_w", limit), ("power.default_limit_w", default),
+                               ("power.max_limit_w", power.get("max_limit_w")), ("profile.power_limit_w", model_limit))
+        enforced = limit if limit is not None else model_limit
+        pct = limits["power_over_limit_pct"]
+        if enforced is None:
+            self.add("gpu.power.draw", "skip", observed=draw,
+                     message="%s: no power limit to compare the draw with" % label, evidence=evidence)
+        elif draw is None:
+            self.missing("gpu.power.draw", "power.draw_w", "power draw")
+        else:
+            ceiling = enforced * (1 + pct / 100.0)
+            expected = "<= %s W" % fmt(float(ceiling))
+            if draw > ceiling:
+                self.add("gpu.power.draw", "fail", observed="%s W" % fmt(draw), expected=expected,
+                         message="%s draws %s W, above its %s W power limit by more than %s%%: check the power "
+                                 "sensor and power delivery" % (label, fmt(draw), fmt(enforced), fmt(pct)),
+                         remedy="investigate", evidence=evidence)
+            else:
+                self.add("gpu.power.draw", "pass", observed="%s W" % fmt(draw), expected=expected,
+                         message="%s draws %s W of its %s W power limit" % (label, fmt(draw), fmt(enforced)),
+                         evidence=evidence)
+
+        reference = default if default is not None else model_limit
+        source = "default limit" if default is not None else "%s rating" % (profile or {}).get("name", "model")
+        if reference is None:
+            self.add("gpu.power.limit", "skip", observed=limit,
+                     message="%s: no default power limit to compare the enforced limit with" % label,
+                     evidence=evidence)
+        elif limit is None:
+            self.missing("gpu.power.limit", "power.limit_w", "enforced power limit",
+                         expected=">= %s W" % fmt(reference))
+        elif limit < reference - 0.5:
+            self.add("gpu.power.limit", "warn", observed="%s W" % fmt(limit), expected=">= %s W" % fmt(reference),
+                     message="%s power limit is capped at %s W, below its %s of %s W: bandwidth and burn-in results "
+                             "will be low; restore it (nvidia-smi -pl) unless the cap is intended"
+                             % (label, fmt(limit), source, fmt(reference)),
+                     remedy="tune", evidence=evidence)
+        else:
+            self.add("gpu.power.limit", "pass", observed="%s W" % fmt(limit), expected=">= %s W" % fmt(reference),
+                     message="%s power limit is %s W (%s %s W)" % (label, fmt(limit), source, fmt(reference)),
+                     evidence=evidence)
+
+    def throttle(self):
+        reasons = self.gpu.get("throttle")
+        label = self.label
+        for key, name, meaning in _THROTTLE_RULES:
+            check_id = "gpu.throttle." + key
+            if not reasons:
+                self.add(check_id, "skip", message="%s: clock event reasons are not reported (N/A)" % label,
+                         evidence="throttle=N/A")
+                continue
+            active = reasons.get(key)
+            evidence = evidence_of(("throttle." + key, active))
+            if active is None:
+                self.missing(check_id, "throttle." + key, "%s reason" % name, expected="not active")
+            elif active:
+                if key == "hw_slowdown":
+                    evidence = evidence_of(("throttle.hw_slowdown", active),
+                                           ("throttle.hw_thermal_slowdown", reasons.get("hw_thermal_slowdown")),
+                                           ("throttle.hw_power_brake_slowdown",
+                                            reasons.get("hw_power_brake_slowdown")))
+                self.add(check_id, "fail", observed="active", expected="not active",
+                         message="%s: %s is active: %s" % (label, name, meaning),
+                         remedy="investigate", evidence=evidence)
+            else:
+                self.add(check_id, "pass", observed="not active", expected="not active",
+                         message="%s: %s is not active" % (label, name), evidence=evidence)
+
+    def readout(self):
+        unreadable = self.gpu.get("unreadable") or []
+        if unreadable:
+            fields = ", ".join(str(item) for item in unreadable)
+            self.add("gpu.readout.unreadable", "warn", observed=fields, expected="none",
+                     message="%s: the driver could not read %s (ERR!): a sensor or the GPU itself may be failing"
+                             % (self.label, fields),
+                     remedy="investigate", evidence="unreadable: %s" % fields)
+        else:
+            self.add("gpu.readout.unreadable", "pass", observed="none", expected="none",
+                     message="%s: every field the driver reports was readable" % self.label,
+                     evidence="unreadable: none")
