@@ -9,7 +9,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help venv lab lab-down demo test unit lint sanity integration docs-check bench clean
+.PHONY: help venv lab lab-down demo test unit lint sanity integration molecule docs-check bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
@@ -53,6 +53,9 @@ sanity: venv
 integration: venv
 	$(BIN)/python -m pytest -q tests/integration
 
+molecule: venv
+	$(BIN)/molecule test --all
+
 docs-check: venv
 	@for m in gpu_info judge results report; do \
 	  out=$$(ANSIBLE_NOCOLOR=1 $(BIN)/ansible-doc -t module zhisuan.ops.$$m) || exit 1; \
@@ -61,7 +64,7 @@ docs-check: venv
 	  done; \
 	done; echo "ansible-doc: gpu_info judge results report documented (OPTIONS, EXAMPLES, RETURN)"
 
-test: venv unit lint sanity integration docs-check
+test: venv unit lint sanity integration molecule docs-check
 	@echo "make test: all passed"
 
 bench: venv
