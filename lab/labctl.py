@@ -341,21 +341,21 @@ def cmd_up(args):
         wrapper.parent.mkdir(parents=True)
         _write_atomic(wrapper, _wrapper_text(node["name"], state_path), mode=0o755)
     write_lab_files(lab)
+    _print_lab(lab, inv, run_dir)
+    return 0
+
+
+def _print_lab(lab, inventory, run_dir):
     print(f"lab {lab['name']}: {len(lab['nodes'])} node(s) from {lab['scenario']}")
     for node in lab["nodes"]:
         print(_node_line(node))
-    print(f"inventory: {inv}")
+    print(f"inventory: {inventory}")
     print(f"lab dir:   {run_dir}")
-    return 0
 
 
 def cmd_status(args):
     lab = _read_lab(args.dir)
-    print(f"lab {lab['name']}: {len(lab['nodes'])} node(s) from {lab['scenario']}")
-    for node in lab["nodes"]:
-        print(_node_line(node))
-    print(f"inventory: {lab['inventory']}")
-    print(f"lab dir:   {lab['dir']}")
+    _print_lab(lab, lab["inventory"], lab["dir"])
     return 0
 
 

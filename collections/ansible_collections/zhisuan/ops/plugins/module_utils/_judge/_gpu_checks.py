@@ -219,29 +219,13 @@ class GpuChecks(object):
                                ("remapped_rows.uncorrectable", rows.get("uncorrectable")),
                                ("remapped_rows.pending", rows.get("pending")),
                                ("remapped_rows.failure", rows.get("failure")))
-        pending = rows.get("pending")
-        if pending is None:
-            self.missing("gpu.remap.pending", "remapped_rows.pending", "row remapping pending flag", expected="no")
-        elif pending:
-            self.add("gpu.remap.pending", "fail", observed="yes", expected="no",
-                     message="%s has a row remapping pending: drain the node and reset the GPU; the remap "
-                             "completes on reset" % label,
-                     remedy="reset_gpu", evidence=evidence)
-        else:
-            self.add("gpu.remap.pending", "pass", observed="no", expected="no",
-                     message="%s has no row remapping pending" % label, evidence=evidence)
-
-        failure = rows.get("failure")
-        if failure is None:
-            self.missing("gpu.remap.failure", "remapped_rows.failure", "row remapping failure flag", expected="no")
-        elif failure:
-            self.add("gpu.remap.failure", "fail", observed="yes", expected="no",
-                     message="%s failed to remap a row (no spare rows left in a bank): the memory cannot heal "
-                             "itself any more; replace the GPU (RMA)" % label,
-                     remedy="rma", evidence=evidence)
-        else:
-            self.add("gpu.remap.failure", "pass", observed="no", expected="no",
-                     message="%s has had no row remapping failure" % label, evidence=evidence)
+        self._flag("gpu.remap.pending", rows.get("pending"), "remapped_rows.pending", "row remapping pending flag",
+                   "has a row remapping pending: drain the node and reset the GPU; the remap completes on reset",
+                   "has no row remapping pending", "reset_gpu", evidence)
+        self._flag("gpu.remap.failure", rows.get("failure"), "remapped_rows.failure", "row remapping failure flag",
+                   "failed to remap a row (no spare rows left in a bank): the memory cannot heal itself any more; "
+                   "replace the GPU (RMA)",
+                   "has had no row remapping failure", "rma", evidence)
 
         allowed = limits["remapped_rows_uncorrectable_max"]
         count = rows.get("uncorrectable")
@@ -257,6 +241,17 @@ class GpuChecks(object):
         else:
             self.add("gpu.remap.uncorrectable", "pass", observed=count, expected=expected,
                      message="%s has %s remapped for uncorrectable errors" % (label, plural(count, "row")),
+                     evidence=evidence)
+
+    def _flag(self, check_id, value, path, what, bad, good, remedy, evidence):
+        """A yes/no flag that must be "no" (row remapping pending or failed)."""
+        if value is None:
+            self.missing(check_id, path, what, expected="no")
+        elif value:
+            self.add(check_id, "fail", observed="yes", expected="no", message="%s %s" % (self.label, bad),
+                     remedy=remedy, evidence=evidence)
+        else:
+            self.add(check_id, "pass", observed="no", expected="no", message="%s %s" % (self.label, good),
                      evidence=evidence)
 
     def retired_pages(self, limits):
