@@ -9,12 +9,18 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help venv lab lab-down demo test unit lint sanity integration molecule docs-check bench clean
+.PHONY: help sysdeps venv lab lab-down demo test unit lint sanity integration molecule docs-check bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
 	@echo "make bench  - benchmarks (bench/README.md)"
+
+# System programs the tests use: ssh (the lab's unreachable node is an ssh connection that is refused).
+sysdeps:
+	@command -v ssh >/dev/null || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openssh-client; \
+	  else echo "make: please install an ssh client (Debian: apt-get install openssh-client)"; exit 1; fi; }
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,7 +70,7 @@ docs-check: venv
 	  done; \
 	done; echo "ansible-doc: gpu_info judge results report documented (OPTIONS, EXAMPLES, RETURN)"
 
-test: venv unit lint sanity integration molecule docs-check
+test: sysdeps venv unit lint sanity integration molecule docs-check
 	@echo "make test: all passed"
 
 bench: venv
