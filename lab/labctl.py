@@ -7,7 +7,7 @@
     labctl.py down   [--dir DIR]
 
 ``up`` reads a scenario (lab/scenarios/*.yml), writes one directory per node under DIR/nodes/<node>/ with a
-state.json and a bin/nvidia-smi wrapper around lab/sim/nvidia_smi.py, and an Ansible inventory whose
+state.json and bin/<tool> wrappers around the simulators in lab/sim/, and an Ansible inventory whose
 ``gpu_nodes`` hosts are reached with the local connection. See lab/README.md. Needs PyYAML (the venv has it).
 """
 
@@ -26,7 +26,7 @@ import yaml
 LAB_DIR = Path(__file__).resolve().parent
 REPO_ROOT = LAB_DIR.parent
 FIXTURES_DIR = REPO_ROOT / "tests" / "fixtures"
-SIM_SCRIPT = LAB_DIR / "sim" / "nvidia_smi.py"
+SIM_DIR = LAB_DIR / "sim"
 DEFAULT_SCENARIO = LAB_DIR / "scenarios" / "default.yml"
 DEFAULT_RUN_DIR = LAB_DIR / "run"
 DEFAULT_INVENTORY = REPO_ROOT / "inventories" / "lab" / "hosts.yml"
@@ -60,21 +60,60 @@ UNREACHABLE_VARS = {
 }
 
 
-def _load_sim():
-    """Load lab/sim/nvidia_smi.py under a private name (no sys.path change, no clash with other modules)."""
-    name = "zhisuan_lab_sim_nvidia_smi"
+def _load(name, path):
+    """Load a lab file under a private module name (no clash with other modules of the same name)."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SIM_SCRIPT)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-sim = _load_sim()
+def _load_sims():
+    """Every lab/sim/<name>.py without a leading underscore is a simulator (see lab/sim/_common.py)."""
+    sims = {}
+    for path in sorted(SIM_DIR.glob("*.py")):
+        if not path.name.startswith("_"):
+            sims[path.stem] = _load("zhisuan_lab_sim_" + path.stem, path)
+    return sims
 
-LabError = sim.LabError
+
+SIMS = _load_sims()
+common = sys.modules["_common"]
+LabError = common.LabError
+nvsmi = SIMS["nvidia_smi"]
+# tool name -> simulator file; fault kind -> simulator module (None: generic, see _common.GENERIC_FAULT_KINDS)
+TOOL_SIMS = dict((tool, Path(sim.__file__)) for sim in SIMS.values() for tool in sim.TOOLS)
+FAULT_OWNERS = dict((kind, None) for kind in common.GENERIC_FAULT_KINDS)
+for _sim in SIMS.values():
+    for _kind in _sim.FAULT_KINDS:
+        if _kind in FAULT_OWNERS:
+            raise RuntimeError(f"lab: fault kind {_kind!r} is claimed by two simulators")
+        FAULT_OWNERS[_kind] = _sim
+ALL_FAULT_KINDS = dict(common.GENERIC_FAULT_KINDS)
+for _sim in SIMS.values():
+    ALL_FAULT_KINDS.update(_sim.FAULT_KINDS)
+
+
+def validate_faults(faults, node, where="faults"):
+    """Normalize a node's fault list and let the owning simulator range-check each fault."""
+    if faults is None:
+        faults = []
+    if not isinstance(faults, list):
+        raise LabError(f"{where}: 'faults' must be a list, got {type(faults).__name__}")
+    out = []
+    for i, raw in enumerate(faults):
+        fault = common.normalize_fault(raw, ALL_FAULT_KINDS, f"{where}[{i}]")
+        owner = FAULT_OWNERS[fault["kind"]]
+        if fault["kind"] == "hang" and fault["tool"] not in TOOL_SIMS:
+            raise LabError(f"{where}[{i}]: fault 'hang' names tool {fault['tool']!r}; lab tools: "
+                           f"{', '.join(sorted(TOOL_SIMS))}")
+        if owner is not None and hasattr(owner, "check_fault"):
+            owner.check_fault(fault, node, f"{where}[{i}]")
+        out.append(fault)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- scenario
@@ -113,9 +152,9 @@ def _node_spec(name, spec, defaults, index, where):
             raise LabError(f"{where}: unknown model {model!r} and no 'capture' given; known models: {sorted(MODELS)}")
         capture = MODELS[model]
     gpus = spec.get("gpus", defaults.get("gpus", 8))
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= sim.MAX_GPUS:
-        raise LabError(f"{where}: 'gpus' must be an integer 1..{sim.MAX_GPUS}, got {gpus!r}")
-    return {
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= nvsmi.MAX_GPUS:
+        raise LabError(f"{where}: 'gpus' must be an integer 1..{nvsmi.MAX_GPUS}, got {gpus!r}")
+    node = {
         "name": name,
         "index": index,
         "model": model,
@@ -123,8 +162,9 @@ def _node_spec(name, spec, defaults, index, where):
         "capture": str(_resolve_capture(capture, where)),
         "gpus": gpus,
         "expected": merged_expected,
-        "faults": sim.validate_faults(spec.get("faults"), gpus, f"{where}: faults"),
     }
+    node["faults"] = validate_faults(spec.get("faults"), node, f"{where}: faults")
+    return node
 
 
 def check_renders(node, where, cache=None):
@@ -134,7 +174,9 @@ def check_renders(node, where, cache=None):
     if cache is not None and key in cache:
         return
     try:
-        sim.render(state)
+        for sim in SIMS.values():
+            if hasattr(sim, "check_state"):
+                sim.check_state(state)
     except (LabError, OSError, ValueError) as exc:
         raise LabError(f"{where}: {exc}") from None
     if cache is not None:
@@ -210,17 +252,23 @@ def _write_atomic(path, text, mode=0o644):
 
 
 def _node_paths(run_dir, name):
+    """(bin dir, state file) of a node."""
     base = Path(run_dir) / "nodes" / name
-    return base / "bin" / "nvidia-smi", base / "state.json"
+    return base / "bin", base / "state.json"
 
 
-def _wrapper_text(node_name, state_path):
-    cmd = " ".join(shlex.quote(str(p)) for p in (sys.executable, "-I", "-S", SIM_SCRIPT, "--state", state_path))
+def _wrapper_text(node_name, tool, state_path):
+    cmd = " ".join(shlex.quote(str(p)) for p in (sys.executable, "-I", "-S", TOOL_SIMS[tool], "--state", state_path))
     return (
         "#!/bin/sh\n"
-        f"# zhisuan lab: simulated nvidia-smi of {node_name} (generated by lab/labctl.py; see lab/README.md)\n"
+        f"# zhisuan lab: simulated {tool} of {node_name} (generated by lab/labctl.py; see lab/README.md)\n"
         f'exec {cmd} "$@"\n'
     )
+
+
+def tool_paths(bin_dir):
+    """zhisuan_tools of a lab node: every simulated program, keyed by its name with - -> _."""
+    return dict((tool.replace("-", "_"), str(Path(bin_dir) / tool)) for tool in sorted(TOOL_SIMS))
 
 
 def _fault_text(fault):
@@ -242,7 +290,7 @@ def _read_lab(run_dir):
 
 
 def host_vars(lab, node):
-    wrapper, state_path = _node_paths(lab["dir"], node["name"])
+    bin_dir, state_path = _node_paths(lab["dir"], node["name"])
     faults = node["faults"]
     hv = {
         "ansible_connection": "local",
@@ -251,7 +299,7 @@ def host_vars(lab, node):
     if any(f.get("kind") == "unreachable" for f in faults):
         hv = dict(UNREACHABLE_VARS, ansible_python_interpreter="{{ ansible_playbook_python }}")
     hv.update({
-        "zhisuan_tools": {"nvidia_smi": str(wrapper)},
+        "zhisuan_tools": tool_paths(bin_dir),
         "zhisuan_expected": node["expected"],
         "zhisuan_lab_faults": faults,
         "zhisuan_lab_state": str(state_path),
@@ -264,9 +312,9 @@ def inventory_text(lab):
         INVENTORY_HEADER,
         f"# scenario: {lab['scenario']} (name: {lab['name']})",
         f"# lab dir:  {lab['dir']}   (`labctl.py down --dir ...` removes both)",
-        "# Each node is this controller reached with ansible_connection=local; its zhisuan_tools.nvidia_smi is a",
-        "# per-node wrapper around lab/sim/nvidia_smi.py, which replays a real nvidia-smi -q -x capture with the",
-        "# node's faults (zhisuan_lab_faults) edited in. zhisuan_lab_state is the node's state file.",
+        "# Each node is this controller reached with ansible_connection=local; each of its zhisuan_tools is a",
+        "# per-node wrapper around a simulator in lab/sim/, which replays a real capture with the node's faults",
+        "# (zhisuan_lab_faults) edited in. zhisuan_lab_state is the node's state file.",
         "all:",
         "  children:",
         "    gpu_nodes:",
@@ -337,9 +385,10 @@ def cmd_up(args):
         "nodes": scenario["nodes"],
     }
     for node in lab["nodes"]:
-        wrapper, state_path = _node_paths(run_dir, node["name"])
-        wrapper.parent.mkdir(parents=True)
-        _write_atomic(wrapper, _wrapper_text(node["name"], state_path), mode=0o755)
+        bin_dir, state_path = _node_paths(run_dir, node["name"])
+        bin_dir.mkdir(parents=True)
+        for tool in sorted(TOOL_SIMS):
+            _write_atomic(bin_dir / tool, _wrapper_text(node["name"], tool, state_path), mode=0o755)
     write_lab_files(lab)
     _print_lab(lab, inv, run_dir)
     return 0
@@ -388,7 +437,7 @@ def cmd_fault(args):
                 raise LabError(f"fault parameter {item!r} is not KEY=VALUE")
             new[key] = _parse_value(value)
         faults = node["faults"] + [new]
-    node["faults"] = sim.validate_faults(faults, node["gpus"], f"{where}: faults")
+    node["faults"] = validate_faults(faults, node, f"{where}: faults")
     check_renders(node, where)
     write_lab_files(lab)
     print(_node_line(node))

@@ -15,10 +15,14 @@ wrapper runs this file with ``python -I -S``.
 """
 
 import copy
-import json
+import os
 import sys
-import time
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import LabError, hang_if_asked, load_state, normalize_fault, split_argv, unsupported  # noqa: E402
+
+TOOLS = ("nvidia-smi",)
 
 # The message a real nvidia-smi prints on stdout (rc 9) when it cannot reach the kernel driver.
 DRIVER_NOT_LOADED_MESSAGE = (
@@ -36,7 +40,7 @@ MAX_NODE_INDEX = 999
 QUERY_FLAGS = ("-q", "--query")
 XML_FLAGS = ("-x", "--xml-format")
 
-# Fault catalog: kind -> {param: type}. "unreachable" has no effect here (it changes the inventory).
+# Fault catalog: kind -> {param: type}. `hang` and `unreachable` are generic (lab/sim/_common.py).
 FAULT_KINDS = {
     "ecc_volatile_uncorrectable": {"gpu": int, "count": int},
     "pcie_width": {"gpu": int, "width": int},
@@ -44,10 +48,8 @@ FAULT_KINDS = {
     "temperature": {"gpu": int, "gpu_temp_c": int},
     "throttle": {"gpu": int, "reason": str},
     "driver_version": {"version": str},
-    "hang": {},
     "driver_not_loaded": {},
     "truncated": {"bytes": int},
-    "unreachable": {},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
@@ -58,59 +60,28 @@ REASON_GROUPS = (
 )
 
 
-class LabError(Exception):
-    """A scenario/state problem, reported with a clear message."""
+def check_fault(fault, node, where="fault"):
+    """Range checks of one (normalized) fault of this simulator against the node."""
+    kind = fault["kind"]
+    gpus = node["gpus"]
+    if "gpu" in fault and not 0 <= fault["gpu"] < gpus:
+        raise LabError(f"{where}: fault {kind!r} names gpu {fault['gpu']}, the node has GPUs 0..{gpus - 1}")
+    if kind == "ecc_volatile_uncorrectable" and fault["count"] < 0:
+        raise LabError(f"{where}: 'count' must be >= 0")
+    if kind == "pcie_width" and fault["width"] not in (1, 2, 4, 8, 12, 16, 32):
+        raise LabError(f"{where}: 'width' must be a PCIe link width (1, 2, 4, 8, 12, 16, 32)")
+    if kind == "truncated" and fault["bytes"] < 0:
+        raise LabError(f"{where}: 'bytes' must be >= 0")
 
 
-def normalize_fault(fault, where="fault"):
-    """Return a fault as ``{"kind": ..., **params}``; accept a bare string for parameterless kinds."""
-    if isinstance(fault, str):
-        fault = {"kind": fault}
-    if not isinstance(fault, dict):
-        raise LabError(f"{where}: a fault is a kind name or a mapping with 'kind', got {fault!r}")
-    fault = dict(fault)
-    kind = fault.pop("kind", None)
-    if kind not in FAULT_KINDS:
-        raise LabError(
-            f"{where}: unknown fault kind {kind!r}; known kinds: {', '.join(sorted(FAULT_KINDS))}"
-        )
-    spec = FAULT_KINDS[kind]
-    unknown = sorted(set(fault) - set(spec))
-    if unknown:
-        raise LabError(f"{where}: fault {kind!r} has unknown parameter(s) {unknown}; it takes {sorted(spec) or 'none'}")
-    missing = sorted(set(spec) - set(fault))
-    if missing:
-        raise LabError(f"{where}: fault {kind!r} is missing parameter(s) {missing}")
-    out = {"kind": kind}
-    for name, typ in spec.items():
-        value = fault[name]
-        if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be an integer, got {value!r}")
-        if typ is str and not isinstance(value, str):
-            raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, got {value!r}")
-        out[name] = value
-    return out
-
-
-def validate_faults(faults, gpus, where="faults"):
-    """Normalize and range-check a node's fault list (no capture needed)."""
-    if faults is None:
-        faults = []
-    if not isinstance(faults, list):
-        raise LabError(f"{where}: 'faults' must be a list, got {type(faults).__name__}")
+def _own_faults(state, gpus):
     out = []
-    for i, raw in enumerate(faults):
-        fault = normalize_fault(raw, f"{where}[{i}]")
-        kind = fault["kind"]
-        if "gpu" in fault and not 0 <= fault["gpu"] < gpus:
-            raise LabError(f"{where}[{i}]: fault {kind!r} names gpu {fault['gpu']}, the node has GPUs 0..{gpus - 1}")
-        if kind == "ecc_volatile_uncorrectable" and fault["count"] < 0:
-            raise LabError(f"{where}[{i}]: 'count' must be >= 0")
-        if kind == "pcie_width" and fault["width"] not in (1, 2, 4, 8, 12, 16, 32):
-            raise LabError(f"{where}[{i}]: 'width' must be a PCIe link width (1, 2, 4, 8, 12, 16, 32)")
-        if kind == "truncated" and fault["bytes"] < 0:
-            raise LabError(f"{where}[{i}]: 'bytes' must be >= 0")
-        out.append(fault)
+    for i, raw in enumerate(state.get("faults", [])):
+        kind = raw.get("kind") if isinstance(raw, dict) else raw
+        if kind in FAULT_KINDS:
+            fault = normalize_fault(raw, FAULT_KINDS, f"faults[{i}]")
+            check_fault(fault, {"gpus": gpus}, f"faults[{i}]")
+            out.append(fault)
     return out
 
 
@@ -218,7 +189,7 @@ def render(state):
         raise LabError(f"gpus must be 1..{MAX_GPUS}, got {gpus}")
     if not 0 <= node_index <= MAX_NODE_INDEX:
         raise LabError(f"node index must be 0..{MAX_NODE_INDEX}, got {node_index}")
-    faults = validate_faults(state.get("faults", []), gpus)
+    faults = _own_faults(state, gpus)
     header, root, trailer = _split_capture(raw)
 
     children = list(root)
@@ -268,38 +239,26 @@ def render(state):
     return out
 
 
-def load_state(path):
-    with open(path, encoding="utf-8") as fh:
-        state = json.load(fh)
-    for key in ("node", "index", "capture", "gpus", "faults"):
-        if key not in state:
-            raise LabError(f"state file {path} has no {key!r}")
-    return state
-
-
 def _is_query_xml(args):
     if len(args) != 2:
         return False
     return (args[0] in QUERY_FLAGS and args[1] in XML_FLAGS) or (args[0] in XML_FLAGS and args[1] in QUERY_FLAGS)
 
 
+def check_state(state):
+    """Render once (labctl up): a fault the capture cannot carry fails at `up`."""
+    render(state)
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2 or argv[0] != "--state":
-        sys.stderr.write("lab nvidia-smi: internal: expected --state FILE first (run it through the lab wrapper)\n")
-        return 2
-    state_path, args = argv[1], argv[2:]
+    state_path, args = split_argv(argv, "nvidia-smi")
     if not _is_query_xml(args):
-        sys.stderr.write(f"lab nvidia-smi: unsupported arguments: {' '.join(args) or '(none)'} "
-                         "(the lab implements only -q -x)\n")
-        return 2
+        return unsupported("nvidia-smi", args, "only -q -x")
     try:
         state = load_state(state_path)
-        kinds = [f["kind"] if isinstance(f, dict) else f for f in state["faults"]]
-        if "hang" in kinds:
-            while True:  # a wedged driver call; the caller must kill the process group
-                time.sleep(3600)
-        if "driver_not_loaded" in kinds:
+        hang_if_asked(state, "nvidia-smi")
+        if any(f.get("kind") == "driver_not_loaded" for f in state["faults"]):
             sys.stdout.write(DRIVER_NOT_LOADED_MESSAGE)
             sys.stdout.flush()
             return DRIVER_NOT_LOADED_RC

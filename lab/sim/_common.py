@@ -1,0 +1,110 @@
+"""What every lab simulator shares: the fault format, the state file, the hang fault, the command line.
+
+A simulator is a file lab/sim/<name>.py (no leading underscore) that defines
+
+* ``TOOLS``: the program names it stands in for (a wrapper ``bin/<tool>`` is written for each, per node);
+* ``FAULT_KINDS``: ``kind -> {param: type or (type, default)}`` for the faults it applies;
+* optionally ``check_fault(fault, node, where)``: range checks against the node (``node["gpus"]`` …), raising
+  ``LabError``; and ``check_state(state)``: render once at ``labctl up`` so a fault the capture cannot carry
+  fails there, not in a play;
+* ``main(argv)``: called as ``<sim>.py --state STATE [args of the real tool...]``.
+
+Simulators replay real captures from tests/fixtures and only edit values in them. Standard library only: the
+wrappers run them with ``python -I -S``.
+"""
+
+import json
+import os
+import sys
+import time
+
+FIXTURES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "tests", "fixtures")
+
+# Faults no single simulator owns. `hang`: the named tool never returns (nvidia-smi when no tool is named);
+# `unreachable`: no tool effect, the inventory sends Ansible to a closed port.
+GENERIC_FAULT_KINDS = {
+    "hang": {"tool": (str, "nvidia-smi")},
+    "unreachable": {},
+}
+
+
+class LabError(Exception):
+    """A scenario/state problem, reported with a clear message."""
+
+
+def normalize_fault(fault, kinds, where="fault"):
+    """Return a fault as ``{"kind": ..., **params}`` (defaults filled in); a bare string names a kind."""
+    if isinstance(fault, str):
+        fault = {"kind": fault}
+    if not isinstance(fault, dict):
+        raise LabError(f"{where}: a fault is a kind name or a mapping with 'kind', got {fault!r}")
+    fault = dict(fault)
+    kind = fault.pop("kind", None)
+    if kind not in kinds:
+        raise LabError(f"{where}: unknown fault kind {kind!r}; known kinds: {', '.join(sorted(kinds))}")
+    spec = kinds[kind]
+    unknown = sorted(set(fault) - set(spec))
+    if unknown:
+        raise LabError(f"{where}: fault {kind!r} has unknown parameter(s) {unknown}; it takes {sorted(spec) or 'none'}")
+    out = {"kind": kind}
+    for name, typ in spec.items():
+        if isinstance(typ, tuple):
+            typ, default = typ
+            value = fault.get(name, default)
+        elif name in fault:
+            value = fault[name]
+        else:
+            raise LabError(f"{where}: fault {kind!r} is missing parameter(s) {sorted(set(spec) - set(fault))}")
+        if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be an integer, got {value!r}")
+        if typ is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a number, got {value!r}")
+        if typ is str and not isinstance(value, str):
+            raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, got {value!r}")
+        out[name] = value
+    return out
+
+
+def faults_of(state, kinds):
+    """The node's faults that one simulator applies (the state holds every fault of the node)."""
+    return [fault for fault in state.get("faults", []) if fault.get("kind") in kinds]
+
+
+def load_state(path):
+    with open(path, encoding="utf-8") as fh:
+        state = json.load(fh)
+    for key in ("node", "index", "gpus", "faults"):
+        if key not in state:
+            raise LabError(f"state file {path} has no {key!r}")
+    return state
+
+
+def save_state(path, state):
+    """Rewrite the state file atomically (simulators whose tool changes the node, e.g. a GPU reset)."""
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def hang_if_asked(state, tool):
+    """A wedged tool: never return. The caller must kill the process group."""
+    for fault in state.get("faults", []):
+        if fault.get("kind") == "hang" and fault.get("tool", "nvidia-smi") == tool:
+            while True:
+                time.sleep(3600)
+
+
+def split_argv(argv, tool):
+    """``--state FILE args...`` -> (state path, args). Exits 2 with a message when run without the wrapper."""
+    if len(argv) < 2 or argv[0] != "--state":
+        sys.stderr.write(f"lab {tool}: internal: expected --state FILE first (run it through the lab wrapper)\n")
+        raise SystemExit(2)
+    return argv[1], argv[2:]
+
+
+def unsupported(tool, args, what):
+    sys.stderr.write(f"lab {tool}: unsupported arguments: {' '.join(args) or '(none)'} (the lab implements {what})\n")
+    return 2
