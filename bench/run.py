@@ -85,7 +85,7 @@ def main():
         "nodes": args.nodes,
         "forks": 16,
         "floor_ping_s": round(floor, 2),
-        "acceptance_gpu_s": round(acceptance, 2),
+        "check_gpu_s": round(acceptance, 2),
         "ratio_acceptance_to_floor": round(acceptance / floor, 2),
         "pure_parse_and_judge_s": round(pure, 4),
         "pure_checks": checks,

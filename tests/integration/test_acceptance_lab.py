@@ -86,7 +86,7 @@ def test_reports_rendered_from_the_file(default_run):
 def faults_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("faults")
     inventory = start_lab(tmp_path, "faults.yml")
-    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, extravars={"acceptance_gpu_timeout": 3})
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, extravars={"check_gpu_timeout": 3})
     return runner, document
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import judge_collected
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import Context, judge_collected
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "nvidia-smi")
@@ -42,8 +42,8 @@ def test_skipped_collect_records_nothing():
 def test_real_h100_capture_is_judged_with_its_profile():
     with open(os.path.join(FIXTURES, "q-h100x8-535.161.08-hw-power-brake-slowdown.txt")) as handle:
         facts = nvidia_smi.parse_text(handle.read())
-    checks, summary, unreachable = judge_collected(
-        "gpu", "dgx01", {"gpu": facts}, profiles=PROFILES, expected={"gpu_count": 8, "driver_version": "535.161.08"})
+    ctx = Context(profiles=PROFILES, expected={"gpu_count": 8, "driver_version": "535.161.08"})
+    checks, summary, unreachable = judge_collected("gpu", "dgx01", {"gpu": facts}, ctx)
     assert unreachable is False
     assert summary == {"model": "NVIDIA H100 80GB HBM3", "count": 8, "driver_version": "535.161.08",
                        "cuda_version": "12.2", "profile": "h100"}

@@ -476,3 +476,12 @@ def test_host_facts_from_the_judge_summary():
     assert _report._facts_summary(facts) == [
         ("GPU model", "NVIDIA A100-SXM4-80GB"), ("GPU count", "7"), ("GPU profile", "a100"),
         ("Driver", "535.54.03"), ("CUDA", "12.2")]
+
+
+def test_host_facts_show_the_diagnosis_first():
+    facts = {"gpu": {"model": "NVIDIA A100-SXM4-80GB", "count": 7},
+             "diagnosis": {"status": "fail", "remedies": ["power_cycle", "reseat"], "findings": 2,
+                           "root_cause": {"id": "xid.79.events", "component": "GPU 7", "remedy": "power_cycle",
+                                          "message": "GPU 7 fell off the bus", "evidence": ""}}}
+    assert _report._facts_summary(facts)[:2] == [
+        ("Root cause", "xid.79.events on GPU 7: GPU 7 fell off the bus"), ("Remedies, in order", "power_cycle -> reseat")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_collected
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, Context, judge_collected
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
 
 
@@ -17,7 +17,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("family", "collected", "profile", "profile_overrides", "profiles_dir", "expected",
-                             "thresholds"))
+                             "thresholds", "gpu_facts"))
     _profile_cache = {}
 
     def run(self, tmp=None, task_vars=None):
@@ -31,6 +31,7 @@ class ActionModule(ActionBase):
             profiles_dir=dict(type="path"),
             expected=dict(type="dict", default={}),
             thresholds=dict(type="dict", default={}),
+            gpu_facts=dict(type="dict"),
         ))
         key = args["profiles_dir"] or ""
         if key not in self._profile_cache:
@@ -43,8 +44,8 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("zhisuan.ops.judge: unknown GPU profile %r (known: %s)"
                                     % (args["profile"], ", ".join(sorted(profiles))))
         host = task_vars.get("inventory_hostname", "unknown")
-        checks, summary, unreachable = judge_collected(
-            args["family"], host, args["collected"], profiles=profiles, profile_name=args["profile"],
-            expected=args["expected"], thresholds=args["thresholds"], overrides=args["profile_overrides"])
+        ctx = Context(profiles=profiles, profile_name=args["profile"], expected=args["expected"],
+                      thresholds=args["thresholds"], overrides=args["profile_overrides"], gpu_facts=args["gpu_facts"])
+        checks, summary, unreachable = judge_collected(args["family"], host, args["collected"], ctx)
         result.update(changed=False, checks=checks, summary=summary, host_unreachable=unreachable)
         return result

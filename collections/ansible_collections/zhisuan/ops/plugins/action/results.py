@@ -12,6 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.release import __version__ as ansible_version
 
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     build_results,
     host_record,
@@ -41,7 +42,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("run_id", "kind", "started", "playbook", "dest", "latest_link", "cluster_checks",
-                             "families"))
+                             "families", "diagnose"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -56,6 +57,7 @@ class ActionModule(ActionBase):
             latest_link=dict(type="path"),
             cluster_checks=dict(type="list", elements="dict", default=[]),
             families=dict(type="list", elements="str", default=[]),
+            diagnose=dict(type="bool", default=False),
         ))
         hostvars = task_vars["hostvars"]
         hosts = {}
@@ -69,6 +71,8 @@ class ActionModule(ActionBase):
                 facts=host_vars.get("results_host_facts") or {},
                 unreachable=bool(host_vars.get("results_unreachable")),
             )
+            if args["diagnose"] and hosts[name]["status"] != "unreachable":
+                hosts[name]["facts"]["diagnosis"] = diagnose(hosts[name]["checks"])
         finished = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
         run = {
             "id": args["run_id"],

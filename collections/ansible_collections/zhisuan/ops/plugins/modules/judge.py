@@ -62,6 +62,11 @@ options:
     description: Site thresholds for the family, usually C(zhisuan_thresholds.gpu).
     type: dict
     default: {}
+  gpu_facts:
+    description:
+      - The node's C(gpu) facts from M(zhisuan.ops.gpu_info), for families that name GPUs by index, UUID and bus id
+        (C(xid), C(dcgm), C(burn)) and for the model profile of families other than C(gpu).
+    type: dict
 """
 
 EXAMPLES = r"""

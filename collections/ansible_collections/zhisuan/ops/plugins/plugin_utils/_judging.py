@@ -18,7 +18,11 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import m
 
 
 class Family(object):
-    """What the judge needs to know about one check family."""
+    """What the judge needs to know about one check family.
+
+    ``rules(host, facts, ctx) -> (profile or None, checks)``; ``summarize(facts, profile) -> dict`` (the host's
+    report facts for the family).
+    """
 
     def __init__(self, name, tool, facts_key, rules, summarize):
         self.name = name
@@ -28,12 +32,32 @@ class Family(object):
         self.summarize = summarize
 
 
-def _gpu_rules(host, facts, profiles, profile_name, expected, thresholds, overrides):
-    names = [gpu.get("name") for gpu in facts.get("gpus", []) if gpu.get("name")]
-    profile = gpu_rules.select_profile(names[0] if names else None, profiles, name=profile_name)
-    if profile is not None and overrides:
-        profile = gpu_rules.merge_profile(profile, overrides)
-    return profile, gpu_rules.judge_gpu(host, facts, profile, expected=expected, thresholds=thresholds)
+class Context(object):
+    """Everything a family's rules may use besides its own facts: the inventory's view of the node."""
+
+    def __init__(self, profiles=None, profile_name=None, expected=None, thresholds=None, overrides=None,
+                 gpu_facts=None, extra=None):
+        self.profiles = profiles or {}
+        self.profile_name = profile_name
+        self.expected = expected or {}
+        self.thresholds = thresholds or {}
+        self.overrides = overrides or {}
+        self.gpu_facts = gpu_facts or None
+        self.extra = extra or {}
+
+    def profile_for(self, gpu_facts):
+        """The model profile: the explicit name, else detected from the first GPU name; site overrides merged."""
+        gpus = (gpu_facts or {}).get("gpus") or []
+        names = [gpu.get("name") for gpu in gpus if gpu.get("name")]
+        profile = gpu_rules.select_profile(names[0] if names else None, self.profiles, name=self.profile_name)
+        if profile is not None and self.overrides:
+            profile = gpu_rules.merge_profile(profile, self.overrides)
+        return profile
+
+
+def _gpu_rules(host, facts, ctx):
+    profile = ctx.profile_for(facts)
+    return profile, gpu_rules.judge_gpu(host, facts, profile, expected=ctx.expected, thresholds=ctx.thresholds)
 
 
 def _gpu_summary(facts, profile):
@@ -72,10 +96,10 @@ def _collect_error(family, host, collected):
         message=msg, remedy="investigate", evidence="\n".join(evidence))
 
 
-def judge_collected(family_name, host, collected, profiles=None, profile_name=None, expected=None, thresholds=None,
-                    overrides=None):
+def judge_collected(family_name, host, collected, ctx=None):
     """Return ``(checks, summary, unreachable)`` for one host's registered collect result."""
     family = FAMILIES[family_name]
+    ctx = ctx or Context()
     collected = collected or {}
     if collected.get("unreachable"):
         return [], {}, True
@@ -84,6 +108,5 @@ def judge_collected(family_name, host, collected, profiles=None, profile_name=No
             return [], {}, False
         return [_collect_error(family, host, collected)], {}, False
     facts = collected[family.facts_key]
-    profile, checks = family.rules(host, facts, profiles or {}, profile_name, expected or {}, thresholds or {},
-                                   overrides or {})
+    profile, checks = family.rules(host, facts, ctx)
     return checks, family.summarize(facts, profile), False

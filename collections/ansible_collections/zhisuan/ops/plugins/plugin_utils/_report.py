@@ -56,6 +56,8 @@ BLOCKING = ("fail", "error", "unreachable")
 
 # host.facts keys shown in the per-host section, in this order, with their labels.
 FACT_LABELS = (
+    ("root_cause", "Root cause"),
+    ("remedies", "Remedies, in order"),
     ("gpu_model", "GPU model"),
     ("gpu_count", "GPU count"),
     ("gpu_profile", "GPU profile"),
@@ -237,6 +239,11 @@ def _facts_summary(facts):
         derived["gpu_count"] = len(gpus)
     elif gpu.get("attached_gpus") is not None:
         derived["gpu_count"] = gpu.get("attached_gpus")
+    diagnosis = facts.get("diagnosis") if isinstance(facts.get("diagnosis"), dict) else {}
+    if diagnosis.get("root_cause"):
+        cause = diagnosis["root_cause"]
+        derived["root_cause"] = "%s on %s: %s" % (cause.get("id"), cause.get("component") or "node", cause.get("message"))
+        derived["remedies"] = " -> ".join(diagnosis.get("remedies") or [])
     # the judge's summary (docs/results.md): {model, count, driver_version, cuda_version, profile}
     for key, name in (("model", "gpu_model"), ("count", "gpu_count"), ("profile", "gpu_profile")):
         if gpu.get(key) is not None:
@@ -253,7 +260,7 @@ def _facts_summary(facts):
     extra = 0
     for key in sorted(facts, key=natural_key):
         value = facts[key]
-        if key in shown or key == "gpu" or isinstance(value, dict) or value is None:
+        if key in shown or key in ("gpu", "diagnosis") or isinstance(value, dict) or value is None:
             continue
         if isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
             continue
