@@ -127,3 +127,13 @@ def test_thermal_and_driver_faults(faults_run):
     assert all(c[2].startswith("GPU 2 ") for c in thermal)
     driver = [c for c in document["hosts"]["drvmismatch01"]["checks"] if c["id"] == "gpu.driver.version"]
     assert [(c["status"], c["observed"], c["remedy"]) for c in driver] == [("fail", "535.129.03", "update_firmware")]
+
+
+def test_awx_workflow_gets_the_summary_through_set_stats(default_run):
+    _, runner, document = default_run
+    stats = [event for event in runner.events if event.get("event") == "playbook_on_stats"]
+    assert len(stats) == 1
+    artifact = stats[0]["event_data"]["artifact_data"]["zhisuan_results"]
+    assert artifact["run_id"] == "test-run"
+    assert artifact["hosts"] == document["summary"]["hosts"]
+    assert artifact["path"].endswith("/test-run/results.json")
