@@ -63,12 +63,12 @@ molecule: venv
 	$(BIN)/molecule test --all
 
 docs-check: venv
-	@for m in gpu_info judge results report; do \
+	@for m in gpu_info gpu_reset xid_info dcgm_diag dcgm_health gpu_burn judge results report; do \
 	  out=$$(ANSIBLE_NOCOLOR=1 $(BIN)/ansible-doc -t module zhisuan.ops.$$m) || exit 1; \
 	  for section in '^EXAMPLES:' '^RETURN VALUES:' '^OPTIONS'; do \
 	    grep -q "$$section" <<<"$$out" || { echo "zhisuan.ops.$$m: no $$section in ansible-doc"; exit 1; }; \
 	  done; \
-	done; echo "ansible-doc: gpu_info judge results report documented (OPTIONS, EXAMPLES, RETURN)"
+	done; echo "ansible-doc: every module documented (OPTIONS, EXAMPLES, RETURN)"
 
 test: sysdeps venv unit lint sanity integration molecule docs-check
 	@echo "make test: all passed"

@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -234,6 +235,7 @@ def load_scenario(path, count=None):
 def node_state(node):
     return {
         "schema": 1,
+        "started": node.get("started"),
         "node": node["name"],
         "index": node["index"],
         "model": node["model"],
@@ -364,6 +366,10 @@ def _node_line(node):
 
 def cmd_up(args):
     scenario = load_scenario(args.scenario, args.nodes)
+    started = int(time.time())
+    for node in scenario["nodes"]:
+        # when the lab came up: the simulated kernel logs print the same times on every call
+        node["started"] = started
     run_dir = Path(args.dir).resolve()
     inv = Path(args.inventory).resolve()
     _check_inventory_path(inv)

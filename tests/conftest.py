@@ -11,3 +11,22 @@ import sys
 COLLECTIONS_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, "collections"))
 if COLLECTIONS_ROOT not in sys.path:
     sys.path.insert(0, COLLECTIONS_ROOT)
+
+import pytest  # noqa: E402  (after the sys.path set-up above)
+from ansible.module_utils import _internal as ansible_internal  # noqa: E402
+from ansible.module_utils.common import warnings as ansible_warnings  # noqa: E402
+
+
+@pytest.fixture
+def as_node(monkeypatch):
+    """Run a module in-process as it runs on a node.
+
+    Once any test of the session has imported controller code (an action plugin), Ansible believes it is the
+    controller and module.warn() goes to the controller's display instead of the result's ``warnings``; the
+    process-wide warning registry is also emptied around each test. Module test files use it with
+    ``pytestmark = pytest.mark.usefixtures("as_node")``.
+    """
+    monkeypatch.setattr(ansible_internal, "is_controller", False)
+    ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
+    yield
+    ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access

@@ -55,7 +55,8 @@ def normalize_fault(fault, kinds, where="fault"):
         elif name in fault:
             value = fault[name]
         else:
-            raise LabError(f"{where}: fault {kind!r} is missing parameter(s) {sorted(set(spec) - set(fault))}")
+            required = sorted(key for key, kind_of in spec.items() if not isinstance(kind_of, tuple) and key not in fault)
+            raise LabError(f"{where}: fault {kind!r} is missing parameter(s) {required}")
         if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
             raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be an integer, got {value!r}")
         if typ is float and (isinstance(value, bool) or not isinstance(value, (int, float))):

@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Lab stand-in for ``nvidia-smi -q -x`` on one simulated GPU node.
+"""Lab stand-in for ``nvidia-smi`` on one simulated GPU node: ``-q -x``, ``nvlink -s`` and ``--gpu-reset -i N``.
 
-It replays a REAL captured ``nvidia-smi -q -x`` document (tests/fixtures/nvidia-smi/*.xml) and only edits
+``-q -x`` replays a REAL captured ``nvidia-smi -q -x`` document (tests/fixtures/nvidia-smi/*.xml) and only edits
 values in it: the capture's single ``<gpu>`` element is replicated N times with per-copy identifying values
 (PCI bus id, UUID, serial, minor number, module id), MIG is switched off, then the node's faults are applied
 as value edits (see lab/README.md for the exact edit each fault makes). It never invents an output format.
+
+``nvlink -s`` replays the real 8-GPU A100 capture (nvlink-status-a100-sxm4-8gpu.txt) for an A100-SXM4 node, with
+each header's UUID (and number) edited to the GPU's ``-q -x`` values; other models replay the real "no NVLink"
+form (excerpt-l40s-nvlink-s.txt) with the header edited the same way.
+
+``--gpu-reset -i N`` (``-r -i N``) prints the driver's success lines and clears the GPU's reset-clearable faults
+from the state file; a GPU with a ``gpu_process`` is refused with the driver's "In use by another client" text.
 
 Invoked through the per-node wrapper written by ``lab/labctl.py up``::
 
@@ -16,11 +23,14 @@ wrapper runs this file with ``python -I -S``.
 
 import copy
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import LabError, hang_if_asked, load_state, normalize_fault, split_argv, unsupported  # noqa: E402
+from _common import (  # noqa: E402
+    FIXTURES_DIR, LabError, hang_if_asked, load_state, normalize_fault, save_state, split_argv, unsupported,
+)
 
 TOOLS = ("nvidia-smi",)
 
@@ -36,13 +46,45 @@ DGX_A100_PCI_BUSES = ("07", "0F", "47", "4E", "87", "90", "B7", "BD")
 MAX_GPUS = len(DGX_A100_PCI_BUSES)
 MAX_NODE_INDEX = 999
 
-# Accepted spellings of the one invocation the lab implements.
+# Accepted spellings of the invocations the lab implements.
 QUERY_FLAGS = ("-q", "--query")
 XML_FLAGS = ("-x", "--xml-format")
+NVLINK_STATUS_FLAGS = ("-s", "--status")
+RESET_FLAGS = ("-r", "--gpu-reset")
+ID_FLAGS = ("-i", "--id")
+IMPLEMENTED = "-q -x, nvlink -s, --gpu-reset -i N"
+
+# `nvidia-smi nvlink -s` captures (relative to tests/fixtures): the first whose key is in the -q -x product name.
+NVLINK_CAPTURES = (("A100-SXM4", "nvidia-smi/nvlink-status-a100-sxm4-8gpu.txt"),)
+# Models without NVLink: the real "no NVLink" form, one block used for every GPU.
+NO_NVLINK_CAPTURE = "nvidia-smi/excerpt-l40s-nvlink-s.txt"
+# What nvidia-smi nvlink -s prints for a link that is down (real capture nvlink-s-h100-pcie-x2-bridge-partial.txt).
+NVLINK_INACTIVE = "<inactive>"
+NVLINK_HEADER_RE = re.compile(r"^GPU (\d+): (.*?) \(UUID: (GPU-[0-9A-Za-z-]+)\)$")
+
+# <process_info> layout of a real -q -x (the A100 capture has no process): the A10G capture's element, values edited.
+PROCESS_CAPTURE = "nvidia-smi/q-x-a10g-515.xml"
+
+# What the real nvidia-smi prints after `nvidia-smi -i N -r`: one line per GPU reset, then "All done." (published
+# terminal transcripts, e.g. yandex-cloud/docs' GPU MIG guide; no capture of it is in the fixture pool).
+RESET_OK = "GPU {bus_id} was successfully reset.\nAll done.\n"
+# ... and when a process holds the GPU (exit status 255), as quoted by yandex-cloud/docs' troubleshooting page and in
+# NVIDIA mig-manager logs.
+RESET_IN_USE = (
+    "\nThe following GPUs could not be reset:\n  GPU {bus_id}: In use by another client\n\n"
+    "1 device is currently being used by one or more other processes (e.g., Fabric Manager, CUDA application, "
+    "graphics application such as an X server, or a monitoring application such as another instance of "
+    "nvidia-smi). Please first kill all processes using this device and all compute applications running in the "
+    "system.\n"
+)
+RESET_IN_USE_RC = 255
+# Faults a GPU reset clears (volatile state); gpu_missing, pcie_width, nvlink_down and the rest stay.
+RESET_CLEARS = ("ecc_volatile_uncorrectable", "throttle", "temperature")
 
 # Fault catalog: kind -> {param: type}. `hang` and `unreachable` are generic (lab/sim/_common.py).
 FAULT_KINDS = {
     "ecc_volatile_uncorrectable": {"gpu": int, "count": int},
+    "ecc_aggregate_uncorrectable": {"gpu": int, "count": int},
     "pcie_width": {"gpu": int, "width": int},
     "gpu_missing": {"gpu": int},
     "temperature": {"gpu": int, "gpu_temp_c": int},
@@ -50,9 +92,14 @@ FAULT_KINDS = {
     "driver_version": {"version": str},
     "driver_not_loaded": {},
     "truncated": {"bytes": int},
+    "nvlink_down": {"gpu": int, "link": int},
+    "gpu_process": {"gpu": int, "pid": int, "name": str},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
+# Faults that edit values inside one GPU's element.
+GPU_VALUE_FAULTS = ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "pcie_width", "temperature",
+                    "throttle", "gpu_process")
 HW_SLOWDOWN_CHILDREN = ("hw_thermal_slowdown", "hw_power_brake_slowdown")
 REASON_GROUPS = (
     ("clocks_event_reasons", "clocks_event_reason_"),  # driver >= 535 schema
@@ -66,8 +113,12 @@ def check_fault(fault, node, where="fault"):
     gpus = node["gpus"]
     if "gpu" in fault and not 0 <= fault["gpu"] < gpus:
         raise LabError(f"{where}: fault {kind!r} names gpu {fault['gpu']}, the node has GPUs 0..{gpus - 1}")
-    if kind == "ecc_volatile_uncorrectable" and fault["count"] < 0:
+    if kind in ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable") and fault["count"] < 0:
         raise LabError(f"{where}: 'count' must be >= 0")
+    if kind == "nvlink_down" and fault["link"] < 0:
+        raise LabError(f"{where}: 'link' must be >= 0")
+    if kind == "gpu_process" and (fault["pid"] <= 0 or not fault["name"].strip()):
+        raise LabError(f"{where}: 'pid' must be > 0 and 'name' non-empty")
     if kind == "pcie_width" and fault["width"] not in (1, 2, 4, 8, 12, 16, 32):
         raise LabError(f"{where}: 'width' must be a PCIe link width (1, 2, 4, 8, 12, 16, 32)")
     if kind == "truncated" and fault["bytes"] < 0:
@@ -114,7 +165,7 @@ def _set_identity(gpu, index, node_index):
     _find(pci, "pci_bus_id", "identity").text = bus_id
     uuid = _find(gpu, "uuid", "identity")
     if uuid.text and len(uuid.text) >= 6:
-        uuid.text = uuid.text[:-6] + f"{node_index:04x}{index:02x}"
+        uuid.text = node_uuid(uuid.text, node_index, index)
     serial = gpu.find("serial")
     if serial is not None and serial.text and serial.text.isdigit() and serial.text.strip("0"):
         serial.text = serial.text[:-5] + f"{node_index:03d}{index:02d}"
@@ -159,6 +210,14 @@ def _apply_gpu_fault(gpu, fault):
             raise LabError(f"{what}: the capture's aggregate dram_uncorrectable is {agg.text!r}, not a number")
         vol.text = str(fault["count"])
         agg.text = str(agg_before + fault["count"])
+    elif kind == "ecc_aggregate_uncorrectable":
+        agg = _find(gpu, "ecc_errors/aggregate/dram_uncorrectable", what)
+        try:
+            agg.text = str(int(agg.text) + fault["count"])
+        except (TypeError, ValueError):
+            raise LabError(f"{what}: the capture's aggregate dram_uncorrectable is {agg.text!r}, not a number")
+    elif kind == "gpu_process":
+        _add_process(_find(gpu, "processes", what), fault)
     elif kind == "pcie_width":
         _find(gpu, "pci/pci_gpu_link_info/link_widths/current_link_width", what).text = f"{fault['width']}x"
     elif kind == "temperature":
@@ -179,8 +238,36 @@ def _apply_gpu_fault(gpu, fault):
         raise LabError(f"{what}: the capture has no clocks_event_reasons / clocks_throttle_reasons")
 
 
-def render(state):
-    """Build the node's ``nvidia-smi -q -x`` output (bytes) from its state dict."""
+def _process_template():
+    """The real <process_info> element of the A10G capture (pid 725, /usr/lib/xorg/Xorg)."""
+    with open(os.path.join(FIXTURES_DIR, PROCESS_CAPTURE), encoding="utf-8") as fh:
+        _, root, _ = _split_capture(fh.read())
+    info = root.find("gpu/processes/process_info")
+    if info is None:
+        raise LabError(f"{PROCESS_CAPTURE} has no <process_info>")
+    return info
+
+
+def _add_process(processes, fault):
+    """Append a copy of the real <process_info> with pid, type (C: compute) and process_name edited."""
+    info = copy.deepcopy(_process_template())
+    what = "fault gpu_process"
+    _find(info, "pid", what).text = str(fault["pid"])
+    _find(info, "type", what).text = "C"
+    _find(info, "process_name", what).text = fault["name"]
+    # The capture's layout: <process_info> 4 spaces deeper than <processes>, whose tail indents its siblings.
+    outer = processes.tail or "\n"
+    inner = outer + "    "
+    if len(processes):
+        processes[-1].tail = inner
+    else:
+        processes.text = inner
+    info.tail = outer
+    processes.append(info)
+
+
+def _build(state):
+    """The node's -q -x tree: (header, root, trailer, faults, present lab GPU indices), faults applied."""
     with open(state["capture"], encoding="utf-8") as fh:
         raw = fh.read()
     gpus = state["gpus"]
@@ -210,7 +297,7 @@ def render(state):
         copies.append(gpu)
 
     for fault in faults:
-        if fault["kind"] in ("ecc_volatile_uncorrectable", "pcie_width", "temperature", "throttle"):
+        if fault["kind"] in GPU_VALUE_FAULTS:
             _apply_gpu_fault(copies[fault["gpu"]], fault)
         elif fault["kind"] == "driver_version":
             drv = _find(root, "driver_version", "fault driver_version")
@@ -222,21 +309,80 @@ def render(state):
                     gsp.text = fault["version"]
 
     missing = {f["gpu"] for f in faults if f["kind"] == "gpu_missing"}
-    present = [g for i, g in enumerate(copies) if i not in missing]
-    for n, gpu in enumerate(present):
-        gpu.tail = sep if n < len(present) - 1 else last_tail
-        root.insert(pos + n, gpu)
+    present = [i for i in range(gpus) if i not in missing]
+    for n, i in enumerate(present):
+        copies[i].tail = sep if n < len(present) - 1 else last_tail
+        root.insert(pos + n, copies[i])
     if not present and pos:
         children[pos - 1].tail = last_tail  # keep the closing tag's indentation
     attached = root.find("attached_gpus")
     if attached is not None:
         attached.text = str(len(present))
+    return header, root, trailer, faults, present
 
+
+def render(state):
+    """Build the node's ``nvidia-smi -q -x`` output (bytes) from its state dict."""
+    header, root, trailer, faults, _ = _build(state)
     out = (header + ET.tostring(root, encoding="unicode") + trailer).encode("utf-8")
     for fault in faults:
         if fault["kind"] == "truncated":
             out = out[: fault["bytes"]]
     return out
+
+
+def _nvlink_blocks(path):
+    """[(header line, [link/message lines])] of a real nvlink -s capture."""
+    with open(os.path.join(FIXTURES_DIR, path), encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    blocks = []
+    for line in lines:
+        if NVLINK_HEADER_RE.match(line):
+            blocks.append((line, []))
+        elif blocks and line.strip():
+            blocks[-1][1].append(line)
+    if not blocks:
+        raise LabError(f"{path} has no 'GPU n: ... (UUID: ...)' header")
+    return blocks
+
+
+def render_nvlink(state):
+    """Build the node's ``nvidia-smi nvlink -s`` output (bytes): the real capture, headers edited to the GPUs of
+    the node's -q -x output (position, name, UUID), nvlink_down links edited to ``<inactive>``."""
+    _, root, _, faults, present = _build(state)
+    elements = root.findall("gpu")
+    product = (elements[0].findtext("product_name") or "") if elements else ""
+    capture = next((path for key, path in NVLINK_CAPTURES if key in product), None)
+    blocks = _nvlink_blocks(capture or NO_NVLINK_CAPTURE)
+    down = {}
+    for fault in faults:
+        if fault["kind"] == "nvlink_down":
+            if capture is None:
+                raise LabError(f"fault nvlink_down: a {product or 'GPU'} has no NVLink (no nvlink capture for it)")
+            down.setdefault(fault["gpu"], set()).add(fault["link"])
+    out = []
+    for position, (lab_index, gpu) in enumerate(zip(present, elements)):
+        if capture is None:
+            header, body = blocks[0]
+        elif lab_index < len(blocks):
+            header, body = blocks[lab_index]
+        else:
+            raise LabError(f"the nvlink capture has {len(blocks)} GPU blocks, the node has GPU {lab_index}")
+        name = NVLINK_HEADER_RE.match(header).group(2)
+        if capture is None:
+            name = gpu.findtext("product_name") or name
+        out.append(f"GPU {position}: {name} (UUID: {gpu.findtext('uuid')})")
+        body = list(body)
+        for link in sorted(down.get(lab_index, ())):
+            rx = re.compile(r"^(\s*Link %d: ).*$" % link)
+            hits = [n for n, line in enumerate(body) if rx.match(line)]
+            if not hits:
+                raise LabError(f"fault nvlink_down: GPU {lab_index} has no link {link} in the nvlink capture "
+                               f"(links 0..{len(body) - 1})")
+            body[hits[0]] = rx.match(body[hits[0]]).group(1) + NVLINK_INACTIVE
+        out.extend(body)
+    # A node whose GPUs are all missing prints nothing (no header to list).
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
 
 
 def _is_query_xml(args):
@@ -245,16 +391,76 @@ def _is_query_xml(args):
     return (args[0] in QUERY_FLAGS and args[1] in XML_FLAGS) or (args[0] in XML_FLAGS and args[1] in QUERY_FLAGS)
 
 
+def _reset_target(args):
+    """``--gpu-reset -i N`` / ``-r -i N`` (any order) -> N as given; else None."""
+    if len(args) != 3:
+        return None
+    resets = [a for a in args if a in RESET_FLAGS]
+    ids = [n for n, a in enumerate(args) if a in ID_FLAGS]
+    if len(resets) != 1 or len(ids) != 1 or ids[0] == 2 or args[ids[0] + 1] in RESET_FLAGS:
+        return None
+    return args[ids[0] + 1]
+
+
+def _command(args):
+    if _is_query_xml(args):
+        return "query", None
+    if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_STATUS_FLAGS:
+        return "nvlink", None
+    target = _reset_target(args)
+    if target is not None:
+        return "reset", target
+    return None, None
+
+
+def node_uuid(capture_uuid, node_index, index):
+    """The UUID the lab gives GPU ``index`` of node ``node_index``: the capture's, its last digits edited."""
+    return capture_uuid[:-6] + f"{node_index:04x}{index:02x}"
+
+
+def gpu_uuids(state):
+    """UUIDs of the node's GPUs as ``-q -x`` prints them (other simulators print the same, e.g. gpu_burn)."""
+    with open(state["capture"], encoding="utf-8") as fh:
+        root = ET.fromstring(fh.read().encode("utf-8"))
+    capture_uuid = (root.findtext("gpu/uuid") or "").strip()
+    return [node_uuid(capture_uuid, state["index"], index) for index in range(state["gpus"])]
+
+
 def check_state(state):
     """Render once (labctl up): a fault the capture cannot carry fails at `up`."""
     render(state)
+    render_nvlink(state)
+
+
+def reset(state_path, state, target):
+    """Reset the GPU at enumeration index ``target``: returns (rc, stdout text). Clears its volatile faults."""
+    _, root, _, faults, present = _build(state)
+    if not target.isdigit() or int(target) >= len(present):
+        raise LabError(f"--gpu-reset -i {target}: the node has GPUs 0..{len(present) - 1} (the lab takes an index)")
+    position = int(target)
+    lab_index = present[position]
+    bus_id = root.findall("gpu")[position].findtext("pci/pci_bus_id")
+    if any(f["kind"] == "gpu_process" and f["gpu"] == lab_index for f in faults):
+        return RESET_IN_USE_RC, RESET_IN_USE.format(bus_id=bus_id)
+    kept = []
+    for fault in state["faults"]:
+        if isinstance(fault, dict) and fault.get("gpu") == lab_index and fault.get("kind") in RESET_CLEARS:
+            if fault["kind"] == "ecc_volatile_uncorrectable" and fault.get("count"):
+                # the volatile count goes back to 0; the errors stay in the lifetime (aggregate) count
+                kept.append({"kind": "ecc_aggregate_uncorrectable", "gpu": lab_index, "count": fault["count"]})
+            continue
+        kept.append(fault)
+    state["faults"] = kept
+    save_state(state_path, state)
+    return 0, RESET_OK.format(bus_id=bus_id)
 
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "nvidia-smi")
-    if not _is_query_xml(args):
-        return unsupported("nvidia-smi", args, "only -q -x")
+    command, target = _command(args)
+    if command is None:
+        return unsupported("nvidia-smi", args, IMPLEMENTED)
     try:
         state = load_state(state_path)
         hang_if_asked(state, "nvidia-smi")
@@ -262,7 +468,12 @@ def main(argv=None):
             sys.stdout.write(DRIVER_NOT_LOADED_MESSAGE)
             sys.stdout.flush()
             return DRIVER_NOT_LOADED_RC
-        data = render(state)
+        if command == "reset":
+            rc, text = reset(state_path, state, target)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return rc
+        data = render(state) if command == "query" else render_nvlink(state)
     except (OSError, ValueError, ET.ParseError, LabError) as exc:
         sys.stderr.write(f"lab nvidia-smi: {exc}\n")
         return 3

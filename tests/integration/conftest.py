@@ -32,7 +32,7 @@ def start_lab(tmp_path, scenario, nodes=None):
     return str(inventory)
 
 
-def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None):
+def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit=None):
     """Run a playbook with ansible-runner; return (runner, results document or None)."""
     import ansible_runner
 
@@ -46,6 +46,7 @@ def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None):
         inventory=inventory,
         extravars=extra,
         tags=tags,
+        limit=limit,
         quiet=True,
         envvars={"ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"), "PATH": os.environ["PATH"]},
         timeout=600,

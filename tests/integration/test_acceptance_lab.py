@@ -28,7 +28,7 @@ def test_run_succeeds_and_file_is_schema_valid(default_run):
     assert validate(document) == []
     assert document["run"]["kind"] == "acceptance"
     assert document["run"]["hosts_total"] == 8
-    assert document["run"]["families"] == ["gpu"]
+    assert document["run"]["families"] == ["gpu", "xid", "dcgm"]
     assert os.readlink(str(tmp_path / "out" / "latest")) == "test-run"
 
 
@@ -103,18 +103,20 @@ def test_unreachable_and_hung_hosts_do_not_stop_the_run(faults_run):
 
     hang = hosts["hang01"]
     assert hang["status"] == "error"
-    assert [(c["id"], c["status"], c["observed"]) for c in hang["checks"]] == [
+    assert [(c["id"], c["status"], c["observed"]) for c in hang["checks"] if c["id"].startswith("gpu.")] == [
         ("gpu.collect.nvidia_smi", "error", "timed out")]
     assert hang["checks"][0]["message"] == "nvidia-smi: timed out after 3 s (process group killed)"
+    # the other families of the hung node still ran
+    assert any(c["id"] == "xid.log.readable" and c["status"] == "pass" for c in hang["checks"])
 
 
 def test_tool_failures_become_error_checks(faults_run):
     _, document = faults_run
     hosts = document["hosts"]
-    nodriver = hosts["nodriver01"]["checks"]
+    nodriver = [c for c in hosts["nodriver01"]["checks"] if c["id"].startswith("gpu.")]
     assert [(c["id"], c["status"], c["observed"]) for c in nodriver] == [("gpu.collect.nvidia_smi", "error", "failed")]
     assert nodriver[0]["message"].startswith("nvidia-smi: exited with rc 9: NVIDIA-SMI has failed")
-    trunc = hosts["trunc01"]["checks"]
+    trunc = [c for c in hosts["trunc01"]["checks"] if c["id"].startswith("gpu.")]
     assert [(c["id"], c["status"], c["observed"]) for c in trunc] == [("gpu.collect.nvidia_smi", "error", "unparsable")]
     assert trunc[0]["message"].startswith("nvidia-smi: ")
 
@@ -137,3 +139,14 @@ def test_awx_workflow_gets_the_summary_through_set_stats(default_run):
     assert artifact["run_id"] == "test-run"
     assert artifact["hosts"] == document["summary"]["hosts"]
     assert artifact["path"].endswith("/test-run/results.json")
+
+
+def test_a_limited_run_records_only_its_nodes(tmp_path):
+    inventory = start_lab(tmp_path, "default.yml")
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, tags="gpu", limit="node03,node08")
+    assert runner.rc == 0, runner.stdout.read()
+    assert validate(document) == []
+    assert sorted(document["hosts"]) == ["node03", "node08"]
+    assert document["run"]["families"] == ["gpu"]
+    assert set(c["id"].split(".")[0] for h in document["hosts"].values() for c in h["checks"]) == {"gpu"}
+    assert document["hosts"]["node03"]["facts"]["diagnosis"]["root_cause"]["remedy"] == "reset_gpu"

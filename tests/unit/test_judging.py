@@ -45,8 +45,10 @@ def test_real_h100_capture_is_judged_with_its_profile():
     ctx = Context(profiles=PROFILES, expected={"gpu_count": 8, "driver_version": "535.161.08"})
     checks, summary, unreachable = judge_collected("gpu", "dgx01", {"gpu": facts}, ctx)
     assert unreachable is False
+    # a saved text dump carries no NVLink status: the NVLink summary is empty, not zero
     assert summary == {"model": "NVIDIA H100 80GB HBM3", "count": 8, "driver_version": "535.161.08",
-                       "cuda_version": "12.2", "profile": "h100"}
+                       "cuda_version": "12.2", "profile": "h100", "nvlink_active": None, "nvlink_total": None,
+                       "nvlink_error": None}
     failing = sorted(set((c["id"], c["remedy"]) for c in checks if c["status"] == "fail"))
     assert failing == [("gpu.throttle.hw_power_brake_slowdown", "investigate"), ("gpu.throttle.hw_slowdown", "investigate")]
     assert sum(1 for c in checks if c["id"] == "gpu.throttle.hw_power_brake_slowdown" and c["status"] == "fail") == 8

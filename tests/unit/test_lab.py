@@ -1,5 +1,6 @@
 """The lab: scenario -> simulated nodes whose nvidia-smi replays a real capture with value-edited faults."""
 
+import json
 import os
 import signal
 import subprocess
@@ -268,3 +269,132 @@ def test_up_refuses_foreign_inventory(tmp_path):
     res = labctl("up", "--dir", tmp_path / "run", "--inventory", inv)
     assert res.returncode == 1 and "not written by labctl" in res.stderr
     assert inv.read_text() == "all: {}\n" and not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------ nvlink -s and --gpu-reset
+
+NVLINK_CAPTURE = REPO / "tests" / "fixtures" / "nvidia-smi" / "nvlink-status-a100-sxm4-8gpu.txt"
+PROCESS_CAPTURE = REPO / "tests" / "fixtures" / "nvidia-smi" / "q-x-a10g-515.xml"
+
+
+def lab_node(tmp_path, faults, model="a100"):
+    """One node with ``faults``: (wrapper path, state file path)."""
+    scen = tmp_path / "one.yml"
+    scen.write_text(yaml.safe_dump({"name": "one", "defaults": {"model": model}, "nodes": {"n1": {"faults": faults}}}))
+    run_dir, inv, _ = up(tmp_path, scen)
+    hv = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]["n1"]
+    return hv["zhisuan_tools"]["nvidia_smi"], Path(hv["zhisuan_lab_state"])
+
+
+def blocks(text):
+    """[(header, [lines])] of nvlink -s output."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("GPU "):
+            out.append((line, []))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+def test_nvlink_status_replays_the_capture_with_the_node_uuids(default_lab):
+    wrapper = wrapper_of(default_lab, "node01")
+    r = smi(wrapper, "nvlink", "-s")
+    assert r.returncode == 0 and r.stderr == b""
+    assert smi(wrapper, "nvlink", "--status").stdout == r.stdout
+    uuids = [g.findtext("uuid") for g in ET.fromstring(default_lab["xml"]["node01"]).findall("gpu")]
+    got, cap = blocks(r.stdout.decode()), blocks(NVLINK_CAPTURE.read_text())
+    assert [h for h, _ in got] == ["GPU %d: NVIDIA A100-SXM4-80GB (UUID: %s)" % (i, u) for i, u in enumerate(uuids)]
+    assert [lines for _, lines in got] == [lines for _, lines in cap]  # link lines byte-identical to the capture
+    assert r.stdout.decode().endswith("Link 11: 25 GB/s\n")
+
+
+def test_nvlink_status_drops_a_missing_gpu_and_renumbers(default_lab):
+    r = smi(wrapper_of(default_lab, "node08"), "nvlink", "-s")
+    uuids = [g.findtext("uuid") for g in ET.fromstring(default_lab["xml"]["node08"]).findall("gpu")]
+    got = blocks(r.stdout.decode())
+    assert [h for h, _ in got] == ["GPU %d: NVIDIA A100-SXM4-80GB (UUID: %s)" % (i, u) for i, u in enumerate(uuids)]
+    assert len(got) == 7
+
+
+def test_nvlink_down_edits_one_link_line(tmp_path):
+    wrapper, _ = lab_node(tmp_path, [{"kind": "nvlink_down", "gpu": 3, "link": 5}])
+    got, cap = blocks(smi(wrapper, "nvlink", "-s").stdout.decode()), blocks(NVLINK_CAPTURE.read_text())
+    assert got[3][1][5] == "         Link 5: <inactive>"
+    assert cap[3][1][5] == "         Link 5: 25 GB/s"
+    changed = [(g, n) for g in range(8) for n in range(12) if got[g][1][n] != cap[g][1][n]]
+    assert changed == [(3, 5)]
+
+
+def test_pcie_model_prints_the_no_nvlink_form(tmp_path):
+    wrapper, _ = lab_node(tmp_path, [], model="t4")
+    r = smi(wrapper, "nvlink", "-s")
+    uuid = ET.fromstring(smi(wrapper, "-q", "-x").stdout).findall("gpu")[0].findtext("uuid")
+    lines = r.stdout.decode().splitlines()
+    assert lines[:2] == ["GPU 0: Tesla T4 (UUID: %s)" % uuid, "Device does not have or support Nvlink"]
+    assert len(lines) == 16
+
+
+def test_gpu_process_copies_the_real_process_info(tmp_path):
+    wrapper, _ = lab_node(tmp_path, [{"kind": "gpu_process", "gpu": 2, "pid": 4242, "name": "python3"}])
+    gpus = ET.fromstring(smi(wrapper, "-q", "-x").stdout).findall("gpu")
+    (info,) = gpus[2].find("processes")
+    real = ET.parse(str(PROCESS_CAPTURE)).getroot().find("gpu/processes/process_info")
+    assert [c.tag for c in info] == [c.tag for c in real]
+    edited = dict((c.tag, c.text) for c in info)
+    assert edited == dict(dict((c.tag, c.text) for c in real), pid="4242", type="C", process_name="python3")
+    assert all(len(g.find("processes")) == 0 for i, g in enumerate(gpus) if i != 2)
+
+
+def test_gpu_reset_clears_volatile_faults(tmp_path):
+    faults = [{"kind": "ecc_volatile_uncorrectable", "gpu": 3, "count": 2}, {"kind": "throttle", "gpu": 3,
+              "reason": "hw_slowdown"}, {"kind": "pcie_width", "gpu": 3, "width": 8}, {"kind": "temperature", "gpu": 1,
+              "gpu_temp_c": 95}]
+    wrapper, state = lab_node(tmp_path, faults)
+    r = smi(wrapper, "--gpu-reset", "-i", "3")
+    assert (r.returncode, r.stdout.decode(), r.stderr) == (0, "GPU 00000000:4E:00.0 was successfully reset.\nAll done.\n", b"")
+    assert json.loads(state.read_text())["faults"] == [
+        {"kind": "ecc_aggregate_uncorrectable", "gpu": 3, "count": 2}, {"kind": "pcie_width", "gpu": 3, "width": 8},
+        {"kind": "temperature", "gpu": 1, "gpu_temp_c": 95}]
+    g = ET.fromstring(smi(wrapper, "-q", "-x").stdout).findall("gpu")[3]
+    assert g.findtext("ecc_errors/volatile/dram_uncorrectable") == "0"
+    assert g.findtext("ecc_errors/aggregate/dram_uncorrectable") == "2"
+    assert g.findtext("clocks_event_reasons/clocks_event_reason_hw_slowdown") == "Not Active"
+    r = smi(wrapper, "-i", "1", "-r")
+    assert r.returncode == 0 and r.stdout.startswith(b"GPU 00000000:0F:00.0 was successfully reset.")
+    assert json.loads(state.read_text())["faults"][-1]["kind"] == "pcie_width"
+
+
+def test_gpu_reset_refused_while_a_process_holds_the_gpu(tmp_path):
+    faults = [{"kind": "gpu_process", "gpu": 3, "pid": 4242, "name": "python3"},
+              {"kind": "ecc_volatile_uncorrectable", "gpu": 3, "count": 2}]
+    wrapper, state = lab_node(tmp_path, faults)
+    before = state.read_text()
+    r = smi(wrapper, "-r", "-i", "3")
+    assert r.returncode == 255
+    assert r.stdout.decode().startswith("\nThe following GPUs could not be reset:\n  GPU 00000000:4E:00.0: In use by "
+                                        "another client\n\n1 device is currently being used")
+    assert state.read_text() == before
+    bad = smi(wrapper, "--gpu-reset", "-i", "8")
+    assert bad.returncode == 3 and b"lab nvidia-smi: --gpu-reset -i 8: the node has GPUs 0..7" in bad.stderr
+    for args in (["--gpu-reset"], ["--gpu-reset", "-i"], ["-r", "-i", "1", "-q"], ["nvlink"], ["nvlink", "-e"]):
+        r = smi(wrapper, *args)
+        assert r.returncode == 2 and b"lab nvidia-smi: unsupported arguments:" in r.stderr, args
+
+
+@pytest.mark.parametrize("model, fault, message", [
+    ("t4", {"kind": "nvlink_down", "gpu": 0, "link": 0}, "fault nvlink_down: a Tesla T4 has no NVLink"),
+    ("a100", {"kind": "nvlink_down", "gpu": 0, "link": 12}, "fault nvlink_down: GPU 0 has no link 12 in the nvlink capture"),
+    ("a100", {"kind": "gpu_process", "gpu": 0, "pid": 0, "name": "x"}, "'pid' must be > 0 and 'name' non-empty"),
+])
+def test_nvlink_and_process_faults_checked_at_up(tmp_path, model, fault, message):
+    scen = tmp_path / "bad.yml"
+    scen.write_text(yaml.safe_dump({"name": "bad", "defaults": {"model": model}, "nodes": {"n1": {"faults": [fault]}}}))
+    res = labctl("up", "--scenario", scen, "--dir", tmp_path / "run", "--inventory", tmp_path / "hosts.yml")
+    assert res.returncode == 1 and message in res.stderr, res.stderr
+
+
+def test_driver_not_loaded_and_hang_apply_to_every_command(faults_lab):
+    for args in (["nvlink", "-s"], ["--gpu-reset", "-i", "0"]):
+        r = smi(wrapper_of(faults_lab, "nodriver01"), *args)
+        assert r.returncode == 9 and r.stdout.decode().strip() == NO_DRIVER

@@ -276,7 +276,7 @@ def _flat_keys(value, prefix=""):
 
 def _contract_keys():
     gpu = {"index", "name", "brand", "architecture", "uuid", "serial", "pci_bus_id", "vbios_version",
-           "persistence_mode", "mig_mode", "memory", "temperature", "power", "clocks", "pcie", "fan_speed_pct",
+           "persistence_mode", "mig_mode", "memory", "temperature", "power", "clocks", "pcie", "fan_speed_pct", "fabric",
            "performance_state", "ecc", "retired_pages", "remapped_rows", "throttle", "processes", "unreadable"}
     nested = {
         "mig_mode": ("current", "pending"), "memory": ("total_mib", "used_mib", "reserved_mib"),
@@ -289,6 +289,7 @@ def _contract_keys():
         "ecc": ("mode_current", "mode_pending", "volatile_corrected", "volatile_uncorrected", "aggregate_corrected",
                 "aggregate_uncorrected"),
         "retired_pages": ("single_bit", "double_bit", "pending"),
+        "fabric": ("state", "status"),
         "throttle": nvidia_smi.THROTTLE_KEYS,
     }
     return gpu | set("%s.%s" % (section, key) for section, keys in nested.items() for key in keys)

@@ -31,7 +31,14 @@ NUMERIC_FIELDS = (
     ("ib_write_bw_floor_gbps",),
     ("h2d_bw_floor_gbs",),
     ("p2p_bw_floor_gbs",),
+    ("burn", "gflops_floor_fp32"),
+    ("burn", "gflops_floor_fp32_tc"),
+    ("burn", "gflops_floor_fp64"),
+    ("burn", "gflops_floor_fp64_tc"),
 )
+BURN_FLOORS = ("gflops_floor_fp32", "gflops_floor_fp32_tc", "gflops_floor_fp64", "gflops_floor_fp64_tc")
+# Every model the delivery guide names (DESIGN.md "Model profiles"), plus the variants shipped beside them.
+GUIDE_MODELS = ("gb300", "b300", "gb200", "b200", "h200", "h100", "h800", "h20", "l20", "l40s", "a100")
 REQUIRED_NUMBERS = (("gpu_count",), ("memory_total_mib_min",), ("power_limit_w",),
                     ("temperature", "gpu_warn_margin_c"))
 TAG = re.compile(r"\[(V|S|U)\]")
@@ -51,8 +58,8 @@ def _walk(profile, path):
 
 def test_the_shipped_models_are_there():
     profiles = load_profiles()
-    for name in ("a100", "h100", "h200", "l40s", "h800", "h20", "b200", "gb200", "l20"):
-        assert name in profiles
+    for name in GUIDE_MODELS:
+        assert name in profiles, name
     assert len(PROFILE_FILES) == len(profiles)
 
 
@@ -68,6 +75,8 @@ def test_profile_fields_are_numbers(path):
         assert isinstance(_walk(profile, field), (int, float)), field
     assert profile["nvlink"] is None or isinstance(profile["nvlink"], dict)
     assert isinstance(profile["pcie"], dict)
+    # Every profile states its gpu-burn floors, a number or null (the peer rule works without one).
+    assert isinstance(profile["burn"], dict) and set(profile["burn"]) == set(BURN_FLOORS), profile.get("burn")
     # Nothing numeric hides outside the known fields.
     known = set(field[0] for field in NUMERIC_FIELDS) | {"name", "description", "match"}
     assert set(profile) <= known, set(profile) - known
@@ -100,6 +109,9 @@ def test_every_number_carries_its_source(path):
     ("NVIDIA H800 PCIe", None),
     ("NVIDIA B200", "b200"),
     ("NVIDIA GB200 185GB", "gb200"),
+    ("NVIDIA B300", "b300"),
+    ("NVIDIA B300 SXM6 AC", "b300"),
+    ("NVIDIA GB300", "gb300"),
     ("NVIDIA L20", "l20"),
     ("NVIDIA L40S", "l40s"),
     ("NVIDIA L40", None),
@@ -146,3 +158,25 @@ def test_not_a_mapping_and_missing_directory(tmp_path):
         load_profiles(str(tmp_path))
     with pytest.raises(ValueError, match="does not exist"):
         load_profiles(str(tmp_path / "nope"))
+
+
+def test_burn_floor_of_the_a100_comes_from_the_real_log():
+    """The one floor with a source: 90 % of the slowest steady GPU (16890 Gflop/s) of the real A100 -d -tc log."""
+    profiles = load_profiles()
+    assert profiles["a100"]["burn"]["gflops_floor_fp64_tc"] == 15200
+    assert 15200 <= 0.9 * 16890 + 1
+    assert [profiles["a100"]["burn"][key] for key in BURN_FLOORS[:3]] == [None, None, None]
+    with open(os.path.join(_profiles.DEFAULT_DIRECTORY, "a100.yml"), encoding="utf-8") as handle:
+        line = [text for text in handle if text.strip().startswith("gflops_floor_fp64_tc:")][0]
+    assert "gpu-burn-8xA100-80GB-all-OK.log" in line and "[U] derived" in line
+
+
+def test_new_blackwell_ultra_profiles():
+    profiles = load_profiles()
+    b300, gb300 = profiles["b300"], profiles["gb300"]
+    assert (b300["gpu_count"], gb300["gpu_count"]) == (8, 4)
+    assert (b300["power_limit_w"], gb300["power_limit_w"]) == (1100, 1400)
+    assert b300["memory_total_mib_min"] == gb300["memory_total_mib_min"] == 260000
+    assert b300["pcie"] == {"gen_max": 6, "width_max": 16}
+    assert gb300["pcie"] == {"gen_max": None, "width_max": None}
+    assert b300["nvlink"] == gb300["nvlink"] == {"links": 18, "speed_gbs_per_link": 50}

@@ -99,3 +99,12 @@ def test_stdin_data(tmp_path):
 def test_a_timeout_is_required(timeout):
     with pytest.raises(ValueError, match="a positive timeout is required"):
         run(["true"], timeout=timeout)
+
+
+def test_cwd_is_the_programs_not_ours(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    prog = _script(tmp_path, "pwd", "pwd\n")
+    before = os.getcwd()
+    assert run([prog], timeout=5, cwd=str(work)).stdout == "%s\n" % work
+    assert os.getcwd() == before

@@ -10,6 +10,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, Context, judge_collected
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 
 
 class ActionModule(ActionBase):
@@ -17,7 +18,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("family", "collected", "profile", "profile_overrides", "profiles_dir", "expected",
-                             "thresholds", "gpu_facts"))
+                             "thresholds", "gpu_facts", "xid_catalog_overrides"))
     _profile_cache = {}
 
     def run(self, tmp=None, task_vars=None):
@@ -32,6 +33,7 @@ class ActionModule(ActionBase):
             expected=dict(type="dict", default={}),
             thresholds=dict(type="dict", default={}),
             gpu_facts=dict(type="dict"),
+            xid_catalog_overrides=dict(type="raw"),
         ))
         key = args["profiles_dir"] or ""
         if key not in self._profile_cache:
@@ -44,8 +46,15 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("zhisuan.ops.judge: unknown GPU profile %r (known: %s)"
                                     % (args["profile"], ", ".join(sorted(profiles))))
         host = task_vars.get("inventory_hostname", "unknown")
+        extra = {}
+        if args["family"] == "xid":
+            try:
+                extra["xid_catalog"] = load_catalog(overrides=args["xid_catalog_overrides"] or None)
+            except ValueError as exc:
+                raise AnsibleActionFail("zhisuan.ops.judge: %s" % exc)
         ctx = Context(profiles=profiles, profile_name=args["profile"], expected=args["expected"],
-                      thresholds=args["thresholds"], overrides=args["profile_overrides"], gpu_facts=args["gpu_facts"])
+                      thresholds=args["thresholds"], overrides=args["profile_overrides"], gpu_facts=args["gpu_facts"],
+                      extra=extra)
         checks, summary, unreachable = judge_collected(args["family"], host, args["collected"], ctx)
         result.update(changed=False, checks=checks, summary=summary, host_unreachable=unreachable)
         return result

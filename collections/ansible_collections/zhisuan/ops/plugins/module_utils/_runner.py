@@ -81,11 +81,12 @@ def _kill_group(proc):
         pass
 
 
-def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=None):
+def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=None, cwd=None):
     """Run ``argv`` (a list, never a shell string) and return a CmdResult.
 
     ``ok_rcs`` lists the exit codes that are not failures (``None`` accepts any).
-    ``env`` adds variables to the inherited environment (the locale is always C).
+    ``env`` adds variables to the inherited environment (the locale is always C); ``cwd`` is the working directory
+    of the program (the module's own stays as it is).
     """
     if not argv:
         raise ValueError("run() needs a non-empty argv")
@@ -105,6 +106,7 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=child_env,
+            cwd=cwd,
             start_new_session=True,
             close_fds=True,
         )

@@ -9,13 +9,15 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: gpu_info
-short_description: Normalised facts of every NVIDIA GPU of a node, in one nvidia-smi round trip
+short_description: Normalised facts of every NVIDIA GPU of a node and its NVLinks, in one nvidia-smi round trip
 version_added: 0.1.0
 author:
   - zhisuan.ops contributors (@zhisuan-ops)
 description:
   - Runs C(nvidia-smi -q -x) once on the node and returns one normalised record per GPU, ready for the
     C(zhisuan.ops.judge) rules on the controller. It collects facts only; it never decides pass or fail.
+  - In the same run it reads C(nvidia-smi nvlink -s) (see O(nvlink)) and adds each GPU's NVLink link states.
+    When only that call fails, the facts are still returned and RV(gpu.nvlink_error) says why.
   - With O(src) it reads a saved C(nvidia-smi -q) text dump (as carried by C(nvidia-bug-report.sh) and field reports)
     or a saved C(nvidia-smi -q -x) XML file instead of running anything.
   - Values the driver reports as C(N/A) or C(Not Supported) are V(null). Values that read C(ERR!) are V(null) and
@@ -36,7 +38,14 @@ options:
     description:
       - Path, on the node, of a saved C(nvidia-smi -q) text dump or C(nvidia-smi -q -x) XML file to read instead
         of running O(nvidia_smi_path). The form is detected from the content.
+      - NVLink states are not read from a saved dump; every RV(gpu.gpus[].nvlink) is then V(null).
     type: path
+  nvlink:
+    description:
+      - Also run C(nvidia-smi nvlink -s) and return each GPU's NVLink link states in RV(gpu.gpus[].nvlink).
+      - Its failure is not fatal; it is reported in RV(gpu.nvlink_error).
+    type: bool
+    default: true
 seealso:
   - name: nvidia-smi documentation
     description: The NVIDIA System Management Interface and its C(-q) output.
@@ -57,6 +66,11 @@ EXAMPLES = r"""
     timeout: 30
   register: gpu
 
+- name: GPU facts without the NVLink states
+  zhisuan.ops.gpu_info:
+    nvlink: false
+  register: gpu
+
 - name: Read a saved nvidia-smi -q dump from a field report
   zhisuan.ops.gpu_info:
     src: /var/tmp/nvidia-bug-report/nvidia-smi-q.txt
@@ -65,6 +79,10 @@ EXAMPLES = r"""
 - name: Show the bus ids of GPUs whose link is narrower than its maximum
   ansible.builtin.debug:
     msg: "{{ gpu.gpu.gpus | selectattr('pcie.width_current', 'lt', 16) | map(attribute='pci_bus_id') | list }}"
+
+- name: Show how many NVLinks are up on each GPU that has NVLink
+  ansible.builtin.debug:
+    msg: "{{ gpu.gpu.gpus | rejectattr('nvlink', 'none') | map(attribute='nvlink.active') | list }}"
 """
 
 RETURN = r"""
@@ -89,6 +107,12 @@ gpu:
       description: Number of GPUs the driver reports as attached.
       type: int
       sample: 8
+    nvlink_error:
+      description:
+        - Why C(nvidia-smi nvlink -s) could not be read (not found, timed out, failed, unparsable), else V(null).
+        - V(null) too when NVLink was not collected (O(nvlink=false) or O(src)).
+      type: str
+      sample: "nvidia-smi nvlink: timed out after 60 s (process group killed)"
     gpus:
       description: One record per GPU, in the order nvidia-smi printed them.
       type: list
@@ -157,6 +181,15 @@ gpu:
           description: Field paths whose value read C(ERR!).
           type: list
           elements: str
+        nvlink:
+          description:
+            - NVLink state from C(nvidia-smi nvlink -s), V(null) when the GPU has no NVLink or it was not collected.
+            - C(links) (C(link), C(active), C(speed_gbs) in GB/s as printed, V(null) when inactive), C(active) and
+              C(total) link counts, and C(message), the driver's line printed instead of the links.
+            - When every link is down the driver prints only a message; C(active) is then V(0) and C(total) V(null).
+              In MIG mode the links cannot be queried; C(active) and C(total) are then V(null).
+          type: dict
+          sample: {links: [{link: 0, active: true, speed_gbs: 25.0}], active: 1, total: 1, message: null}
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
@@ -167,6 +200,7 @@ def main():
     argument_spec = dict(
         nvidia_smi_path=dict(type="str", default="nvidia-smi"),
         src=dict(type="path"),
+        nvlink=dict(type="bool", default=True),
     )
     run_module(argument_spec, collect_gpu_facts)
 

@@ -34,11 +34,14 @@ options:
     description: The check family whose rules to run.
     type: str
     required: true
-    choices: [gpu]
+    choices: [gpu, xid, dcgm, dcgm_health, burn, burn_stability]
   collected:
     description:
-      - The registered result of the family's collect task (for C(gpu), M(zhisuan.ops.gpu_info)), registered with
-        C(ignore_errors) and C(ignore_unreachable) so failures reach the judge.
+      - The registered result of the family's collect task, registered with C(ignore_errors) and
+        C(ignore_unreachable) so failures reach the judge - C(gpu) M(zhisuan.ops.gpu_info), C(xid)
+        M(zhisuan.ops.xid_info), C(dcgm) M(zhisuan.ops.dcgm_diag), C(dcgm_health) M(zhisuan.ops.dcgm_health),
+        C(burn) M(zhisuan.ops.gpu_burn) (its C(async_status) result), C(burn_stability) a result holding
+        C(stability) (C(before), C(during), C(after) gpu facts and C(xid_before), C(xid_after) events).
     type: dict
     required: true
   profile:
@@ -62,6 +65,11 @@ options:
     description: Site thresholds for the family, usually C(zhisuan_thresholds.gpu).
     type: dict
     default: {}
+  xid_catalog_overrides:
+    description:
+      - For C(family=xid), a site override of the shipped XID catalog (C(data/xid_catalog.yml)) - a path to a YAML
+        file of the same shape, or the mapping itself (for example C(zhisuan_xid_catalog_overrides)).
+    type: raw
   gpu_facts:
     description:
       - The node's C(gpu) facts from M(zhisuan.ops.gpu_info), for families that name GPUs by index, UUID and bus id

@@ -69,7 +69,7 @@ options:
   diagnose:
     description:
       - Add a per-node diagnosis to each reachable host's C(facts.diagnosis) - the root cause (the most decisive
-        failing check: fail before error before warn, then by remedy, RMA and power cycle first) and every remedy to
+        failing check - fail before error before warn, then by remedy, RMA and power cycle first) and every remedy to
         apply, in order.
     type: bool
     default: false

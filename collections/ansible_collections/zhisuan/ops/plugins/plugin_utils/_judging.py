@@ -13,7 +13,13 @@ an unreachable host is reported as such, with no checks; otherwise the family's 
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as dcgm_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as xid_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 
 
@@ -63,17 +69,57 @@ def _gpu_rules(host, facts, ctx):
 def _gpu_summary(facts, profile):
     gpus = facts.get("gpus", [])
     names = sorted(set(gpu.get("name") or "unknown" for gpu in gpus))
-    return {
+    summary = {
         "model": ", ".join(names),
         "count": len(gpus),
         "driver_version": facts.get("driver_version"),
         "cuda_version": facts.get("cuda_version"),
         "profile": profile.get("name") if profile else None,
     }
+    summary.update(nvlink_summary(facts))
+    return summary
+
+
+def _burn_rules(host, facts, ctx):
+    profile = ctx.profile_for(ctx.gpu_facts)
+    return profile, burn_rules.judge_burn(host, facts, profile, thresholds=ctx.thresholds, gpu_facts=ctx.gpu_facts)
+
+
+def _stability_rules(host, facts, ctx):
+    return None, stability_rules.judge_stability(
+        host, facts.get("before"), facts.get("during") or [], facts.get("after"),
+        xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"), thresholds=ctx.thresholds)
+
+
+def _stability_summary(facts, profile):
+    return stability_rules.summarize_stability(
+        facts.get("before"), facts.get("during") or [], facts.get("after"),
+        xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"))
+
+
+def _xid_rules(host, facts, ctx):
+    catalog = ctx.extra.get("xid_catalog")
+    if catalog is None:
+        catalog = load_catalog(overrides=ctx.extra.get("xid_catalog_overrides"))
+    return None, xid_rules.judge_xid(host, facts, catalog, gpu_facts=ctx.gpu_facts, thresholds=ctx.thresholds)
+
+
+def _dcgm_diag_rules(host, facts, ctx):
+    return None, dcgm_rules.judge_dcgm_diag(host, facts, gpu_facts=ctx.gpu_facts, thresholds=ctx.thresholds)
+
+
+def _dcgm_health_rules(host, facts, ctx):
+    return None, dcgm_rules.judge_dcgm_health(host, facts, gpu_facts=ctx.gpu_facts)
 
 
 FAMILIES = {
     "gpu": Family("gpu", "nvidia-smi", "gpu", _gpu_rules, _gpu_summary),
+    "xid": Family("xid", "kernel-log", "xid", _xid_rules, xid_rules.summarize_xid),
+    "dcgm": Family("dcgm", "dcgmi", "dcgm", _dcgm_diag_rules, dcgm_rules.summarize_dcgm_diag),
+    "dcgm_health": Family("dcgm", "dcgmi", "dcgm_health", _dcgm_health_rules, dcgm_rules.summarize_dcgm_health),
+    "burn": Family("burn", "gpu_burn", "burn", _burn_rules, burn_rules.summarize_burn),
+    # the stability watch around a burn: gpu facts sampled before, during and after, and the XID events
+    "burn_stability": Family("burn", "nvidia-smi", "stability", _stability_rules, _stability_summary),
 }
 
 

@@ -5,12 +5,19 @@
 #
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
-"""gpu_info's work: one nvidia-smi round trip (or a saved dump) → normalised facts."""
+"""gpu_info's work: one nvidia-smi round trip (or a saved dump) → normalised facts.
+
+The same run also reads ``nvidia-smi nvlink -s`` (option ``nvlink``) into each GPU's ``nvlink`` fact. The ``-q -x``
+call is the one that must work: when only the nvlink call fails, the facts are still returned, with the reason in
+``nvlink_error``, so the judge turns that into an ``error`` check for NVLink alone.
+"""
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolNotFound
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _clip as clip
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _first_line as first_line
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
 
 
@@ -23,11 +30,60 @@ def read_dump(path):
         raise ToolNotFound("nvidia-smi", "cannot read saved output %s: %s" % (path, exc.strerror or exc))
 
 
+def read_nvlink(nvidia_smi_path, timeout, warn=None):
+    """Run ``nvidia-smi nvlink -s`` and parse it. Raises a ZhisuanError (tool ``nvidia-smi nvlink``).
+
+    A non-zero exit is accepted when the output still has a GPU block (the driver prints per-GPU refusals such as
+    the MIG one as messages); otherwise it is a ToolFailed.
+    """
+    result = run([nvidia_smi_path, "nvlink", "-s"], timeout=timeout, tool=nvlink.TOOL, ok_rcs=None)
+    if result.rc == 0:
+        return nvlink.parse_status(result.stdout, warn=warn)
+    try:
+        status = nvlink.parse_status(result.stdout, warn=warn)
+    except ParseError:
+        status = []
+    if status and warn is not None:
+        warn("nvidia-smi nvlink -s exited with rc %s but printed the state of %d GPU(s); kept"
+             % (result.rc, len(status)))
+    if not status:
+        raise ToolFailed(nvlink.TOOL, "exited with rc %s: %s" % (result.rc, first_line(result.stderr, result.stdout)),
+                         cmd=result.argv, rc=result.rc, stdout=clip(result.stdout), stderr=clip(result.stderr))
+    return status
+
+
+def with_nvlink(facts, nvidia_smi_path, timeout, warn=None):
+    """``facts`` with each GPU's ``nvlink`` fact and ``nvlink_error`` (None, or why the nvlink call failed)."""
+    try:
+        status = read_nvlink(nvidia_smi_path, timeout, warn=warn)
+    except ZhisuanError as exc:
+        result = nvlink.attach(facts, [])
+        result["nvlink_error"] = exc.message
+        return result
+    result = nvlink.attach(facts, status, warn=warn)
+    result["nvlink_error"] = None
+    return result
+
+
+def collect_facts(nvidia_smi_path, timeout, with_links=True, warn=None):
+    """One ``nvidia-smi -q -x`` (fatal on failure) plus, with ``with_links``, ``nvidia-smi nvlink -s``."""
+    result = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
+    facts = nvidia_smi.parse_xml(result.stdout, warn=warn)
+    if with_links:
+        return with_nvlink(facts, nvidia_smi_path, timeout, warn=warn)
+    return _no_nvlink(facts)
+
+
+def _no_nvlink(facts):
+    facts = nvlink.attach(facts, [])
+    facts["nvlink_error"] = None
+    return facts
+
+
 def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
-        facts = nvidia_smi.parse(read_dump(params["src"]), warn=module.warn)
+        facts = _no_nvlink(nvidia_smi.parse(read_dump(params["src"]), warn=module.warn))
     else:
-        result = run([params["nvidia_smi_path"], "-q", "-x"], timeout=params["timeout"], tool="nvidia-smi")
-        facts = nvidia_smi.parse_xml(result.stdout, warn=module.warn)
+        facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
     return {"gpu": facts}

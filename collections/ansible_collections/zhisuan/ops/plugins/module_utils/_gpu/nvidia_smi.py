@@ -90,6 +90,9 @@ FIELDS = (
     ("pcie.width_max", "num", ("pci/pci_gpu_link_info/link_widths/max_link_width", "pci/gpu_link_info/link_width/max")),
     ("pcie.replays", "num", ("pci/replay_counter", "pci/replays_since_reset")),
     ("fan_speed_pct", "num", ("fan_speed",)),
+    # NVSwitch systems: the fabric manager's training of this GPU into the NVLink fabric ("Completed"/"Success").
+    ("fabric.state", "str", ("fabric/state",)),
+    ("fabric.status", "str", ("fabric/status",)),
     ("performance_state", "str", ("performance_state",)),
     ("ecc.mode_current", "bool", ("ecc_mode/current_ecc", "ecc_mode/current")),
     ("ecc.mode_pending", "bool", ("ecc_mode/pending_ecc", "ecc_mode/pending")),
@@ -125,7 +128,7 @@ IGNORED = {
         "cc_protected_memory_usage", "clock_policy", "clocks_event_reasons_counters", "compute_mode",
         "conf_compute_protected_memory_usage", "default_applications_clocks", "deferred_clocks", "display_active",
         "display_attached", "display_mode", "dram_encryption_mode", "driver_model", "edpp_multiplier",
-        "encoder_stats", "fabric", "fbc_stats", "fru_part_number", "gpu_c2c_mode", "gpu_fru_part_number",
+        "encoder_stats", "fbc_stats", "fru_part_number", "gpu_c2c_mode", "gpu_fru_part_number",
         "gpu_memory_power_readings", "gpu_module_id", "gpu_operation_mode", "gpu_part_number", "gpu_pdi",
         "gpu_recovery_action", "gpu_reset_status", "gpu_virtualization_mode", "gsp_firmware_version", "ibmnpu",
         "inforom_bbx_flush", "inforom_bbx_object_flush", "inforom_version", "max_customer_boost_clocks",
@@ -147,6 +150,7 @@ IGNORED = {
     "ecc_errors": frozenset(("volatile", "aggregate", "aggregate_uncorrectable_sram_sources",
                              "channel_repair_pending", "tpc_repair_pending", "unrepairable_memory")),
     "ecc_counters": frozenset(("sram_threshold_exceeded",)),
+    "fabric": frozenset(("cliqueid", "clique_id", "clusteruuid", "cluster_uuid", "health")),
 }
 # Sections whose every child must be known (a renamed field there would silently lose a fact).
 CHECKED_SECTIONS = frozenset(("temperature", "fb_memory_usage", "gpu_power_readings", "power_readings", "clocks",

@@ -26,6 +26,9 @@ still work with no profile. Thresholds a site may override (``thresholds``), wit
     retired pages (single + double bit) allowed on pre-Ampere GPUs (GCM ``gpu_retired_pages`` default 10 [V]).
 ``power_over_limit_pct`` (5)
     power draw above the enforced limit by more than this is a fault.
+
+NVLink (``_nvlink_checks``) is judged against the profile's ``nvlink.links`` and ``nvlink.speed_gbs_per_link``
+(sites override them with profile overrides); ``nvlink: null`` in a profile marks a PCIe model (checks skipped).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import GpuChecks
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     compile_pattern,
     evidence_of,
@@ -69,6 +73,9 @@ GPU_CHECK_IDS = (
     "gpu.retired_pages.count",
     "gpu.pcie.width",
     "gpu.pcie.generation",
+    "gpu.nvlink.links",
+    "gpu.nvlink.speed",
+    "gpu.fabric.state",
     "gpu.temperature.gpu",
     "gpu.power.draw",
     "gpu.power.limit",
@@ -147,6 +154,7 @@ def judge_gpu(host, facts, profile, expected=None, thresholds=None):
         gpu_ctx.remap(limits)
         gpu_ctx.retired_pages(limits)
         gpu_ctx.pcie(profile)
+        nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"))
         gpu_ctx.temperature(limits)
         gpu_ctx.power(profile, limits)
         gpu_ctx.throttle()

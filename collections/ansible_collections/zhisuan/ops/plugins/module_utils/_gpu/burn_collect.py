@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""gpu_burn's work: build the command line gpu-burn accepts, run it once through the seam, parse its output."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import gpu_burn
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import resolve, run
+
+# Seconds added to the burn duration for the default timeout: CUDA start-up and memory allocation on every GPU,
+# plus the 30 s newer gpu_burn builds always wait after SIGTERM before they check their workers
+# (SIGTERM_TIMEOUT_THRESHOLD_SECS in gpu_burn-drv.cpp).
+TIMEOUT_MARGIN_S = 120
+# Characters of stdout kept in an error: the END of gpu_burn's output says what went wrong.
+_KEEP = 2000
+
+
+def default_timeout(duration):
+    """gpu_burn runs for ``duration`` seconds, plus start-up and the final report."""
+    return duration + TIMEOUT_MARGIN_S
+
+
+def build_argv(program, duration, doubles=False, tensor_cores=False):
+    """gpu_burn's command line: flags first, the duration in seconds LAST (gpu_burn reads the run length from the
+    argument after the flags it counted; ``-d`` doubles, ``-tc`` tensor cores — README/``showHelp``)."""
+    argv = [program]
+    if doubles:
+        argv.append("-d")
+    if tensor_cores:
+        argv.append("-tc")
+    argv.append(str(int(duration)))
+    return argv
+
+
+def _tail(text):
+    if len(text) > _KEEP:
+        return "[... %d characters before]\n%s" % (len(text) - _KEEP, text[-_KEEP:])
+    return text
+
+
+def _first_line(*texts):
+    for text in texts:
+        for line in text.replace("\r", "\n").splitlines():
+            if line.strip():
+                return line.strip()
+    return "no output"
+
+
+def run_burn(program, duration, doubles=False, tensor_cores=False, timeout=None, workdir=None, warn=None):
+    """Run gpu_burn once and return the ``burn`` facts. Raises ToolNotFound / ToolTimeout / ToolFailed / ParseError.
+
+    gpu_burn loads its compare kernel (``compare.ptx``, ``compare.fatbin`` in newer builds) from the current
+    directory, so it runs in ``workdir`` (default: the directory that holds the program).
+    """
+    if duration <= 0:
+        raise ValueError("duration must be a positive number of seconds, got %s" % duration)
+    path = resolve(program, gpu_burn.TOOL)
+    workdir = workdir or os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(workdir):
+        raise ToolNotFound(gpu_burn.TOOL, "working directory %s does not exist (gpu_burn needs its compare kernel "
+                                          "there)" % workdir)
+    timeout = timeout or default_timeout(duration)
+    argv = build_argv(path, duration, doubles, tensor_cores)
+    started = time.monotonic()
+    result = run(argv, timeout=timeout, tool=gpu_burn.TOOL, ok_rcs=None, cwd=workdir)
+    elapsed = time.monotonic() - started
+    if result.rc != 0:
+        reason = gpu_burn.failure_reason(result.stderr, result.stdout) or _first_line(result.stderr, result.stdout)
+        raise ToolFailed(gpu_burn.TOOL, "exited with rc %s: %s" % (result.rc, reason), cmd=result.argv,
+                         rc=result.rc, stdout=_tail(result.stdout), stderr=_tail(result.stderr))
+    try:
+        facts = gpu_burn.parse(result.stdout, result.stderr, warn=warn)
+    except ZhisuanError as exc:
+        exc.cmd, exc.rc, exc.stdout, exc.stderr = result.argv, result.rc, _tail(result.stdout), _tail(result.stderr)
+        raise
+    if facts["doubles"] is None:
+        facts["doubles"] = bool(doubles)
+    if facts["tensor_cores"] is None:
+        facts["tensor_cores"] = bool(tensor_cores)
+    facts.update({
+        "duration_s": int(duration),
+        "elapsed_s": round(elapsed, 1),
+        "cmd": result.argv,
+        "workdir": workdir,
+    })
+    return facts
+
+
+def collect_burn(module):
+    params = module.params
+    if params["duration"] <= 0:
+        module.fail_json(msg="duration must be a positive number of seconds, got %s" % params["duration"])
+    facts = run_burn(params["gpu_burn_path"], params["duration"], doubles=params["doubles"],
+                     tensor_cores=params["tensor_cores"], timeout=params["timeout"], workdir=params["workdir"],
+                     warn=module.warn)
+    return {"burn": facts}

@@ -1,0 +1,376 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""``dcgmi diag -r N -j`` and ``dcgmi health -c -j`` -> the ``dcgm`` / ``dcgm_health`` facts.
+
+The diag JSON has no stable schema. What the parser accepts, and where each shape comes from:
+
+* DCGM 2.x/3.x (``"DCGM GPU Diagnostic"``): ``test_categories[] -> tests[] -> results[]``; a result has
+  ``gpu_ids`` (a string, a CSV list for the software tests, absent on the Deployment tests of the real T4
+  capture), ``status`` (``Pass``/``PASS`` ...), ``warnings`` and ``info`` as one string each (dcgmi's
+  ``HelperJsonAddResult``) or as lists of strings / ``{"warning", "error_id"}`` objects (NVVS's own writer);
+  test names are display names ("GPU Memory", "Targeted Stress"); Deployment tests are separate tests.
+* DCGM 4.x (``"DCGM Diagnostic"``): the same tree with ``entity_group``/``entity_id`` per result, ``warnings``
+  as ``{"warning", "error_id", "error_category", "error_severity"}`` objects, ``info`` as a list, a
+  ``test_summary`` per test, ``entity_groups`` and ``metadata`` (``version``, ``Driver Version Detected``) at the
+  top, and ``runtime_error`` when the diagnostic could not run; test names are plugin names ("memory",
+  "software"). ``null`` entries in the lists occur in real output and are skipped.
+
+Pure functions, stdlib only; ``warn(msg)`` reports what is not understood instead of failing. Output that is no
+JSON document at all raises ``ParseError``, or ``ToolFailed`` when dcgmi printed its ``Error: ...`` lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
+
+TOOL = "dcgmi"
+DIAG_ROOTS = (("DCGM Diagnostic", "4.x"), ("DCGM GPU Diagnostic", "2.x/3.x"))
+STATUSES = ("Pass", "Fail", "Warn", "Skip", "Not Run")
+_STATUS_WORDS = {
+    "pass": "Pass", "passed": "Pass",
+    "fail": "Fail", "failed": "Fail", "failure": "Fail",
+    "warn": "Warn", "warning": "Warn",
+    "skip": "Skip", "skipped": "Skip",
+    "not run": "Not Run", "not_run": "Not Run", "notrun": "Not Run",
+}
+# Display names of DCGM 2.x/3.x -> the DCGM 4.x plugin name, which is the check's subject.
+_TEST_SLUGS = {
+    "gpu memory": "memory",
+    "memory": "memory",
+    "pcie": "pcie",
+    "diagnostic": "diagnostic",
+    "targeted stress": "targeted_stress",
+    "targeted power": "targeted_power",
+    "memory bandwidth": "memory_bandwidth",
+    "sm stress": "sm_stress",
+    "eud test": "eud",
+    "context create": "context_create",
+    "memtest": "memtest",
+    "pulse test": "pulse_test",
+}
+# Deployment (software) tests: one category in 2.x/3.x, one test named "software" in 4.x.
+SOFTWARE_CATEGORY = "deployment"
+_HEALTH_WORDS = {"healthy": "Healthy", "warning": "Warning", "failure": "Failure", "internal error": "Internal error"}
+# dcgmi Health.cpp HelperSystemToString -> the check's subject.
+_HEALTH_SYSTEMS = {
+    "pcie system": "pcie", "nvlink system": "nvlink", "pmu system": "pmu", "mcu system": "mcu",
+    "memory system": "memory", "sm system": "sm", "inforom system": "inforom", "thermal system": "thermal",
+    "power system": "power", "driver": "driver",
+}
+_NOT_SUPPORTED = frozenset(("", "<<<NOT_SUPPORTED>>>"))
+_JSON_START_RE = re.compile(r"^[ \t]*\{", re.MULTILINE)
+
+
+def slugify(text):
+    """``"Targeted Stress"`` -> ``targeted_stress`` (check id words)."""
+    return re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_") or "unnamed"
+
+
+def test_slug(name, category=None):
+    """The check subject of a test: the 4.x plugin name; every Deployment test is ``software``."""
+    if category is not None and str(category).strip().lower() == SOFTWARE_CATEGORY:
+        return "software"
+    key = str(name).strip().lower()
+    return _TEST_SLUGS.get(key, slugify(key))
+
+
+def _ignore(msg):
+    return None
+
+
+# ----------------------------------------------------------------------------------------- the document
+
+def _lines(text):
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def error_lines(text):
+    """dcgmi's own error lines (``Error: ...``), e.g. when no host engine answers."""
+    return [line for line in _lines(text or "") if line.startswith("Error:")]
+
+
+def _document(text, command, warn):
+    """The JSON object dcgmi printed, and the other lines around it."""
+    if text is None or not text.strip():
+        raise ParseError(TOOL, "no output; expected the JSON document of `dcgmi %s -j`" % command)
+    match = _JSON_START_RE.search(text)
+    if match is None:
+        errors = error_lines(text)
+        if errors:
+            raise ToolFailed(TOOL, "; ".join(errors))
+        raise ParseError(TOOL, "the output of `dcgmi %s -j` is not JSON: %r" % (command, _lines(text)[0][:120]))
+    start = match.end() - 1
+    try:
+        doc, end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError as exc:
+        raise ParseError(TOOL, "the JSON document of `dcgmi %s -j` is incomplete or invalid (%s)" % (command, exc))
+    if not isinstance(doc, dict):
+        raise ParseError(TOOL, "the JSON document of `dcgmi %s -j` is a %s, not an object" % (command, type(doc).__name__))
+    others = _lines(text[:start]) + _lines(text[end:])
+    for line in others:
+        warn("dcgmi %s: text outside the JSON document: %r" % (command, line[:200]))
+    return doc, others
+
+
+def _int(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.match(r"^\s*\d+\s*$", value):
+        return int(value)
+    return None
+
+
+def _text(value):
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+# ----------------------------------------------------------------------------------------------- diag
+
+def normalize_status(raw):
+    """``Pass``/``PASS``/``pass`` -> ``Pass`` …; ``None`` when the word is not a DCGM status."""
+    if not isinstance(raw, str):
+        return None
+    return _STATUS_WORDS.get(" ".join(raw.strip().lower().split()))
+
+
+def _status(raw, where, warn):
+    status = normalize_status(raw)
+    if status is None:
+        warn("dcgmi diag: unknown status %r in %s; please report" % (raw, where))
+        return str(raw) if raw is not None else "Unknown"
+    return status
+
+
+def _warning(item, where, warn):
+    if isinstance(item, str):
+        return {"text": item.strip(), "error_id": None, "category": None, "severity": None} if item.strip() else None
+    if isinstance(item, dict):
+        text = _text(item.get("warning")) or _text(item.get("message")) or ""
+        return {"text": text, "error_id": _int(item.get("error_id")), "category": _int(item.get("error_category")),
+                "severity": _int(item.get("error_severity"))}
+    if item is not None:
+        warn("dcgmi diag: unexpected warning %r in %s; please report" % (item, where))
+    return None
+
+
+def _warnings(value, where, warn):
+    items = value if isinstance(value, list) else [value]
+    return [entry for entry in (_warning(item, where, warn) for item in items) if entry is not None]
+
+
+def _info(value, where, warn):
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            out.append(item.strip())
+        elif item is not None and not isinstance(item, str):
+            warn("dcgmi diag: unexpected info %r in %s; please report" % (item, where))
+    return out
+
+
+def _entity(raw, where, warn):
+    """``(gpu id or None, entity label or None)`` of one result."""
+    if "entity_id" in raw or "entity_group" in raw:
+        group = _text(raw.get("entity_group")) or ("GPU" if raw.get("entity_group_id") == 1 else None)
+        entity_id = _int(raw.get("entity_id"))
+        if entity_id is None:
+            warn("dcgmi diag: result without a readable entity_id in %s; please report" % where)
+            return None, group
+        if group is None or group.upper() == "GPU":
+            return entity_id, "GPU %d" % entity_id
+        return None, "%s %d" % (group, entity_id)
+    if "gpu_ids" in raw:
+        ids = [part.strip() for part in str(raw["gpu_ids"]).split(",") if part.strip()]
+        if len(ids) == 1 and ids[0].isdigit():
+            return int(ids[0]), "GPU %s" % ids[0]
+        if ids and all(part.isdigit() for part in ids):
+            return None, "GPUs %s" % ",".join(ids)
+        warn("dcgmi diag: unreadable gpu_ids %r in %s; please report" % (raw["gpu_ids"], where))
+    return None, None
+
+
+def _result(raw, where, warn):
+    gpu, entity = _entity(raw, where, warn)
+    return {
+        "gpu": gpu,
+        "entity": entity,
+        "status": _status(raw.get("status"), where, warn),
+        "warnings": _warnings(raw.get("warnings"), where, warn),
+        "info": _info(raw.get("info"), where, warn),
+    }
+
+
+def _test(raw, category, where, warn):
+    name = _text(raw.get("name"))
+    if name is None:
+        warn("dcgmi diag: a test without a name in %s; please report" % where)
+        return None
+    where = "test %r" % name
+    results = raw.get("results") or []
+    if not isinstance(results, list):
+        warn("dcgmi diag: 'results' of %s is not a list; please report" % where)
+        results = []
+    out = []
+    for item in results:
+        if isinstance(item, dict):
+            out.append(_result(item, where, warn))
+        elif item is not None:
+            warn("dcgmi diag: unexpected result %r in %s; please report" % (item, where))
+    summary = raw.get("test_summary")
+    return {
+        "name": name,
+        "slug": test_slug(name, category),
+        "category": category,
+        "results": out,
+        "summary": _result(summary, where + " summary", warn) if isinstance(summary, dict) else None,
+    }
+
+
+def overall_status(statuses):
+    """Fail > an unknown status word > Warn > Pass > Skip/Not Run; ``None`` when there is nothing."""
+    statuses = list(statuses)
+    if "Fail" in statuses:
+        return "Fail"
+    if any(status not in STATUSES for status in statuses):
+        return "Unknown"
+    for status in ("Warn", "Pass", "Skip", "Not Run"):
+        if status in statuses:
+            return status if status != "Not Run" else "Skip"
+    return None
+
+
+def _entities(doc):
+    out = []
+    for group in doc.get("entity_groups") or []:
+        if not isinstance(group, dict) or str(group.get("entity_group", "")).upper() != "GPU":
+            continue
+        for entity in group.get("entities") or []:
+            if isinstance(entity, dict) and _int(entity.get("entity_id")) is not None:
+                serial = _text(entity.get("serial_num"))
+                out.append({"gpu": _int(entity.get("entity_id")), "device_id": _text(entity.get("device_id")),
+                            "serial": None if serial is None or serial in _NOT_SUPPORTED else serial})
+    return out
+
+
+def parse_diag(text, level=None, warn=None):
+    """``dcgmi diag -r N -j`` output -> ``dcgm`` facts (see the module docstring for the shapes accepted)."""
+    warn = warn or _ignore
+    doc, messages = _document(text, "diag", warn)
+    root_key, schema = next(((key, name) for key, name in DIAG_ROOTS if key in doc), (None, None))
+    if root_key is None:
+        raise ParseError(TOOL, "the JSON of `dcgmi diag -j` has no 'DCGM GPU Diagnostic' or 'DCGM Diagnostic' object "
+                               "(keys: %s)" % (", ".join(sorted(doc)) or "none"))
+    root = doc[root_key]
+    if not isinstance(root, dict):
+        raise ParseError(TOOL, "%r in the JSON of `dcgmi diag -j` is not an object" % root_key)
+    runtime_error = _text(root.get("runtime_error"))
+    if runtime_error:
+        raise ToolFailed(TOOL, "the diagnostic could not run: %s" % runtime_error)
+    categories = root.get("test_categories")
+    if not isinstance(categories, list):
+        raise ParseError(TOOL, "%r in the JSON of `dcgmi diag -j` has no 'test_categories' list" % root_key)
+    tests = []
+    for position, category in enumerate(categories):
+        if category is None:
+            continue
+        if not isinstance(category, dict) or not isinstance(category.get("tests") or [], list):
+            warn("dcgmi diag: unexpected test category #%d %r; please report" % (position, category))
+            continue
+        name = _text(category.get("category"))
+        for test in category.get("tests") or []:
+            if isinstance(test, dict):
+                parsed = _test(test, name, "category %r" % name, warn)
+                if parsed is not None:
+                    tests.append(parsed)
+            elif test is not None:
+                warn("dcgmi diag: unexpected test %r in category %r; please report" % (test, name))
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    statuses = []
+    for test in tests:
+        if test["results"]:
+            statuses.extend(result["status"] for result in test["results"])
+        elif test["summary"] is not None:
+            statuses.append(test["summary"]["status"])
+    return {
+        "level": level,
+        "schema": schema,
+        "version": _text(metadata.get("version")) or _text(root.get("version")),
+        "driver_version": _text(metadata.get("Driver Version Detected")),
+        "overall": overall_status(statuses),
+        "tests": tests,
+        "entities": _entities(doc),
+        "messages": messages,
+    }
+
+
+# --------------------------------------------------------------------------------------------- health
+
+def _value(node):
+    """A dcgmi output box: ``{"value": ..., "overflow": [...], "children": {...}}``."""
+    return _text(node.get("value")) if isinstance(node, dict) else None
+
+
+def _health(raw, where, warn):
+    word = _HEALTH_WORDS.get((raw or "").strip().lower())
+    if word is None:
+        warn("dcgmi health: unknown health value %r in %s; please report" % (raw, where))
+        return raw or "Unknown"
+    return word
+
+
+def _children(node):
+    children = node.get("children") if isinstance(node, dict) else None
+    return children if isinstance(children, dict) else {}
+
+
+def parse_health(text, warn=None):
+    """``dcgmi health -c -j`` output -> ``dcgm_health`` facts: overall health, entities and incidents."""
+    warn = warn or _ignore
+    doc, messages = _document(text, "health -c", warn)
+    body = doc.get("body")
+    if not isinstance(body, dict):
+        raise ParseError(TOOL, "the JSON of `dcgmi health -c -j` has no 'body' object")
+    overall_raw = _value(body.get("Overall Health"))
+    if overall_raw is None:
+        raise ParseError(TOOL, "the JSON of `dcgmi health -c -j` has no 'Overall Health' value")
+    entities, incidents = [], []
+    for group, section in body.items():
+        if group == "Overall Health":
+            continue
+        if not _children(section):
+            warn("dcgmi health: unexpected section %r; please report" % group)
+            continue
+        for entity_id, node in _children(section).items():
+            gpu = int(entity_id) if group.upper() == "GPU" and str(entity_id).isdigit() else None
+            label = "%s %s" % (group, entity_id)
+            entities.append({"entity": label, "gpu": gpu, "health": _health(_value(node), label, warn)})
+            for system, detail in _children(_children(node).get("Errors")).items():
+                overflow = detail.get("overflow") if isinstance(detail, dict) else None
+                parts = [part.strip() for part in (overflow if isinstance(overflow, list) else []) if isinstance(part, str)]
+                incidents.append({
+                    "entity": label,
+                    "gpu": gpu,
+                    "system": _HEALTH_SYSTEMS.get(system.strip().lower(), slugify(system)),
+                    "system_name": system,
+                    "health": _health(_value(detail), "%s %s" % (label, system), warn),
+                    "message": " ".join(part for part in parts if part),
+                })
+    header = doc.get("header")
+    return {
+        "overall": _health(overall_raw, "Overall Health", warn),
+        "entities": entities,
+        "incidents": incidents,
+        "header": [item for item in header if isinstance(item, str)] if isinstance(header, list) else [],
+        "messages": messages,
+    }

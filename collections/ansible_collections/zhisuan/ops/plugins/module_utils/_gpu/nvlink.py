@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""``nvidia-smi nvlink -s`` (``--status``): per-GPU NVLink link states, and their place in the ``gpu`` facts.
+
+What the driver prints, per GPU (all forms seen in real captures, tests/fixtures/nvidia-smi/):
+
+* a header ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-…)`` (old drivers print no UUID part), then
+* one line per link: ``Link 0: 26.562 GB/s`` (active, its speed) or ``Link 4: <inactive>``; or
+* one message instead of the links: ``Device does not have or support Nvlink`` (a PCIe card: no NVLink),
+  ``NVML: Unable to retrieve NVLink information as all links are inactive`` (every link down; also spelled
+  ``inActive``), ``Nvlink queries are not supported for Devices in MIG mode``.
+
+An empty output (older drivers on PCIe cards) means no GPU reports NVLink.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+
+TOOL = "nvidia-smi nvlink"
+
+_HEADER_RE = re.compile(r"^GPU (\d+): (.*?)(?: \(UUID: (GPU-[0-9A-Za-z-]+)\))?$")
+_LINK_RE = re.compile(r"^Link (\d+): (.*)$")
+_SPEED_RE = re.compile(r"^(\d+(?:\.\d+)?) GB/s$")
+_INACTIVE = "<inactive>"
+
+# Messages printed instead of the links, lower-cased.
+_NO_NVLINK = "device does not have or support nvlink"
+_ALL_INACTIVE = "nvml: unable to retrieve nvlink information as all links are inactive"
+_MIG = "nvlink queries are not supported for devices in mig mode"
+
+
+def _warner(warn):
+    seen = set()
+
+    def emit(msg):
+        if warn is not None and msg not in seen:
+            seen.add(msg)
+            warn(msg)
+    return emit
+
+
+def _new_block(match, line_no):
+    return {"index": int(match.group(1)), "name": match.group(2).strip() or None, "uuid": match.group(3),
+            "links": [], "messages": [], "line": line_no}
+
+
+def _link(block, match, line, emit):
+    number = int(match.group(1))
+    value = match.group(2).strip()
+    if any(link["link"] == number for link in block["links"]):
+        raise ParseError(TOOL, "GPU %d lists link %d twice (line %r)" % (block["index"], number, line))
+    speed = _SPEED_RE.match(value)
+    if speed:
+        block["links"].append({"link": number, "active": True, "speed_gbs": float(speed.group(1))})
+        return
+    if value.lower() != _INACTIVE:
+        # A state this parser does not know is not evidence of a working link: counted as not active.
+        emit("nvidia-smi nvlink: unknown state %r of GPU %d link %d, counted as not active; please report"
+             % (value[:60], block["index"], number))
+    block["links"].append({"link": number, "active": False, "speed_gbs": None})
+
+
+def _status(block, emit):
+    """The per-GPU ``nvlink`` fact of one parsed block (see docs/gpu-facts.md)."""
+    links = block["links"]
+    messages = block["messages"]
+    if links:
+        for text in messages:
+            emit("nvidia-smi nvlink: unexpected line %r in the block of GPU %d; please report" % (text[:60], block["index"]))
+        active = sum(1 for link in links if link["active"])
+        return {"links": sorted(links, key=lambda link: link["link"]), "active": active, "total": len(links),
+                "message": None}
+    if not messages:
+        emit("nvidia-smi nvlink: GPU %d printed no link; taken as no NVLink" % block["index"])
+        return None
+    message = messages[0]
+    low = message.lower()
+    if low == _NO_NVLINK:
+        return None
+    if low == _ALL_INACTIVE:
+        return {"links": [], "active": 0, "total": None, "message": message}
+    if low != _MIG:
+        emit("nvidia-smi nvlink: unknown message %r for GPU %d; please report" % (message[:80], block["index"]))
+    return {"links": [], "active": None, "total": None, "message": message}
+
+
+def parse_status(text, warn=None):
+    """Parse ``nvidia-smi nvlink -s`` output into a list of ``{index, name, uuid, nvlink}`` (one per GPU header,
+    in printed order). ``nvlink`` is ``None`` for a GPU without NVLink, else
+    ``{links: [{link, active, speed_gbs}], active, total, message}``.
+
+    Raises ParseError for output that is not ``nvlink -s`` output (text before the first GPU header, a link
+    listed twice, a repeated GPU header).
+    """
+    emit = _warner(warn)
+    blocks = []
+    current = None
+    for line_no, raw in enumerate((text or "").splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        header = _HEADER_RE.match(line)
+        if header and not raw[:1].isspace():
+            current = _new_block(header, line_no)
+            if any(block["index"] == current["index"] for block in blocks):
+                raise ParseError(TOOL, "GPU %d appears twice (line %d)" % (current["index"], line_no))
+            blocks.append(current)
+            continue
+        if current is None:
+            raise ParseError(TOOL, "line %d is not a 'GPU n: <name> (UUID: ...)' header, so this is not "
+                                   "nvidia-smi nvlink -s output: %r" % (line_no, line[:80]))
+        link = _LINK_RE.match(line)
+        if link:
+            _link(current, link, line, emit)
+        else:
+            current["messages"].append(line)
+    return [{"index": block["index"], "name": block["name"], "uuid": block["uuid"], "nvlink": _status(block, emit)}
+            for block in blocks]
+
+
+def _counts(items):
+    counts = {}
+    for item in items:
+        uuid = item.get("uuid")
+        if uuid:
+            counts[uuid] = counts.get(uuid, 0) + 1
+    return counts
+
+
+def attach(facts, status, warn=None):
+    """Put each GPU's ``nvlink`` fact into ``facts["gpus"]`` (a copy of ``facts`` is returned).
+
+    A header is matched to a GPU by UUID first (when the UUID is unique on both sides: masked captures print the
+    same UUID for every GPU), then by its number, which is nvidia-smi's enumeration index: the GPU's position in
+    the ``-q -x`` output. GPUs the nvlink output does not list get ``nvlink: None``.
+    """
+    emit = _warner(warn)
+    gpus = [dict(gpu) for gpu in facts.get("gpus") or []]
+    result = dict(facts)
+    result["gpus"] = gpus
+    for gpu in gpus:
+        gpu["nvlink"] = None
+    q_count = _counts(gpus)
+    s_count = _counts(status)
+    paired = set(uuid for uuid in q_count if q_count[uuid] == 1 and s_count.get(uuid) == 1)
+    by_uuid = dict((gpu["uuid"], gpu) for gpu in gpus if gpu.get("uuid") in paired)
+    taken = set()
+    for entry in status:
+        uuid = entry.get("uuid")
+        if uuid and q_count.get(uuid, 0) <= 1 and s_count[uuid] == 1:
+            gpu = by_uuid.get(uuid)  # None: that GPU is not in the -q output
+        else:  # no UUID printed, or the same (masked) UUID on several GPUs
+            gpu = gpus[entry["index"]] if 0 <= entry["index"] < len(gpus) else None
+            if gpu is not None and gpu.get("uuid") in paired:
+                gpu = None  # that position belongs to a GPU matched by its own UUID
+        if gpu is None or id(gpu) in taken:
+            emit("nvidia-smi nvlink: GPU %d (%s) is not among the GPUs of nvidia-smi -q; its NVLink state is ignored"
+                 % (entry["index"], uuid or entry.get("name") or "?"))
+            continue
+        taken.add(id(gpu))
+        gpu["nvlink"] = entry["nvlink"]
+    return result

@@ -1,0 +1,224 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""Kernel log text -> the ``NVRM: Xid`` events in it (the ``xid.events`` that xid_info returns; see its RETURN).
+
+One pure function, ``parse(text, warn=None)``, reads every kernel log form the collection meets:
+
+* ``journalctl -o short-iso`` / ``short-iso-precise`` (``2025-02-23T16:24:18+0000 host kernel: NVRM: …``; systemd up
+  to 252 prints ``+0000``, later versions ``+00:00``), and the classic ``short`` / syslog form (``Aug 19 21:36:23 host
+  kernel: …``, no year, so ``time`` is null);
+* ``dmesg --time-format=iso`` with or without ``--decode`` (``kern  :warn  : 2025-01-21T02:21:33,498559+00:00 …``);
+* ``dmesg --ctime`` / ``-T`` (``[Sun Feb 23 16:24:18 2025] …``, local time without a zone);
+* plain ``dmesg`` (``[ 1234.567890] …``) and raw ``/dev/kmsg`` records (``4,3964,206764307,-;…``): seconds since boot.
+
+Lines without ``NVRM: Xid`` are skipped silently (that is almost every line, so the check comes first). A line that
+has it but does not read as an Xid goes to ``warn`` and to ``unparsed``. Standard library only.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+
+XID_MARK = "NVRM: Xid"
+
+_MONTHS = dict((name, number) for number, name in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1))
+
+# "NVRM: Xid (PCI:0000:9b:00): 119, pid=…" ; older drivers omit "PCI:"; MIG adds " GPU-I:00 GPU-CI:00" after the bus.
+_XID_RE = re.compile(
+    r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: [^)]*)?\): "
+    r"(?P<code>\d+)(?:,\s*(?P<rest>.*))?$")
+_PID_RE = re.compile(r"^pid=(?P<pid>'?<unknown>'?|-?\d+)(?:, name=(?P<name>[^,]*))?(?:,\s*(?P<text>.*))?$")
+_BUS_RE = re.compile(r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})(?:\.([0-7]))?$")
+
+# Time stamps at the start of a line (after an optional dmesg --decode "kern  :warn  : " prefix).
+_KMSG_RE = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;")
+_DECODE_RE = re.compile(r"^[a-z0-9]+ *:[a-z]+ *: ")
+_ISO_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?(?=\s)")
+_CTIME_RE = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
+_UPTIME_RE = re.compile(r"^\[\s*(\d+\.\d+)\]")
+# An uptime stamp right before the message, as rsyslog writes kernel lines ("kernel: [680111.646286] NVRM: Xid …").
+_INNER_UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]\s*" + re.escape(XID_MARK))
+
+# Xid 154: "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)".
+_RECOVERY_RE = re.compile(
+    r"GPU recovery action changed from (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\) to (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\)")
+# Xid 144-150 (NVLink5): "RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 …)";
+# the first word is intrInfo, the second errorStatus (NVIDIA's "Xid 144-150 Decode" sheet reads both).
+_NVLINK5_RE = re.compile(
+    r"(?P<unit>[A-Z][A-Z0-9_]*) (?P<severity>Fatal|Nonfatal|Non-fatal) (?P<xc>XC\d+) (?P<inst>i\d+) "
+    r"Link (?P<link>-?\d+) \((?P<words>0x[0-9A-Fa-f]+(?: 0x[0-9A-Fa-f]+)+)\)")
+NVLINK5_CODES = frozenset(range(144, 151))
+_EVENT_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([+-])(\d\d):?(\d\d))?$")
+
+
+def normalize_bus_id(raw):
+    """``0000:9b:00`` / ``PCI:0000:9b:00`` / ``00000000:9B:00.0`` -> ``0000:9B:00.0`` (as gpu facts print it);
+    ``None`` for anything else."""
+    raw = (raw or "").strip()
+    if raw.upper().startswith("PCI:"):
+        raw = raw[4:]
+    match = _BUS_RE.match(raw)
+    if not match:
+        return None
+    domain, bus, device, function = match.groups()
+    return "%04X:%s:%s.%s" % (int(domain, 16), bus.upper(), device.upper(), function or "0")
+
+
+def _iso(date_time, fraction, zone):
+    text = date_time
+    if fraction:
+        text += "." + (fraction + "000000")[:6]
+    if zone:
+        if zone == "Z":
+            zone = "+00:00"
+        elif ":" not in zone:
+            zone = zone[:3] + ":" + zone[3:]
+        text += zone
+    return text
+
+
+def _stamp(line):
+    """(time, uptime_s) from the start of a line; either may be None."""
+    match = _KMSG_RE.match(line)
+    if match:
+        return None, int(match.group(3)) / 1000000.0
+    match = _DECODE_RE.match(line)
+    if match:
+        line = line[match.end():]
+    match = _ISO_RE.match(line)
+    if match:
+        return _iso(*match.groups()), None
+    match = _CTIME_RE.match(line)
+    if match:
+        month, day, clock, year = match.groups()
+        if month in _MONTHS:
+            return "%s-%02d-%02dT%s" % (year, _MONTHS[month], int(day), clock), None
+    match = _UPTIME_RE.match(line)
+    if match:
+        return None, float(match.group(1))
+    match = _INNER_UPTIME_RE.search(line)
+    if match:
+        return None, float(match.group(1))
+    return None, None
+
+
+def _number(text):
+    return int(text, 16) if text.lower().startswith("0x") else int(text)
+
+
+def recovery_action(text):
+    """Xid 154's text -> ``{from_code, from, to_code, to}``, or ``None`` when it does not say."""
+    match = _RECOVERY_RE.search(text or "")
+    if not match:
+        return None
+    return {"from_code": _number(match.group(1)), "from": match.group(2).strip(),
+            "to_code": _number(match.group(3)), "to": match.group(4).strip()}
+
+
+def nvlink5_fields(text):
+    """Xid 144-150's text -> the fields NVIDIA's decode sheet needs, or ``None`` when the line lacks them."""
+    match = _NVLINK5_RE.search(text or "")
+    if not match:
+        return None
+    words = match.group("words").split()
+    return {
+        "unit": match.group("unit"),
+        "severity": match.group("severity"),
+        "xc": match.group("xc"),
+        "instance": match.group("inst"),
+        "link": int(match.group("link")),
+        "intr_info": words[0].lower(),
+        "error_status": words[1].lower(),
+        "words": [word.lower() for word in words],
+    }
+
+
+def time_key(event, naive_local=False):
+    """``("t", epoch seconds)`` from an event's ``time``, ``("u", seconds since boot)`` from ``uptime_s``, or None.
+
+    A time without a zone (``dmesg --ctime``) is the node's local time: read as local with ``naive_local``, else as
+    UTC, which is enough to compare the lines of one log with each other.
+    """
+    match = _EVENT_TIME_RE.match(event.get("time") or "")
+    if match:
+        year, month, day, hour, minute, second, fraction, sign, zone_h, zone_m = match.groups()
+        fields = (int(year), int(month), int(day), int(hour), int(minute), int(second), 0, 0, -1)
+        if sign is None and naive_local:
+            value = time.mktime(fields)
+        else:
+            value = calendar.timegm(fields)
+        if sign:
+            offset = int(zone_h) * 3600 + int(zone_m) * 60
+            value -= offset if sign == "+" else -offset
+        return ("t", value + (float("0." + fraction) if fraction else 0.0))
+    uptime = event.get("uptime_s")
+    if isinstance(uptime, (int, float)) and not isinstance(uptime, bool):
+        return ("u", float(uptime))
+    return None
+
+
+def parse_line(line):
+    """One log line -> an event dict, ``None`` if it has no Xid mark. Raises ValueError for a bad Xid line."""
+    start = line.find(XID_MARK)
+    if start < 0:
+        return None
+    match = _XID_RE.match(line, start)
+    if not match:
+        raise ValueError("unrecognised Xid line")
+    bus_id = normalize_bus_id(match.group("bus"))
+    pid = process = None
+    text = (match.group("rest") or "").rstrip()
+    pid_match = _PID_RE.match(text)
+    if pid_match:
+        raw_pid = pid_match.group("pid")
+        pid = int(raw_pid) if raw_pid.lstrip("-").isdigit() else None
+        name = (pid_match.group("name") or "").strip()
+        process = name if name and name != "<unknown>" else None
+        text = (pid_match.group("text") or "").rstrip()
+    code = int(match.group("code"))
+    time_text, uptime = _stamp(line)
+    return {
+        "time": time_text,
+        "uptime_s": uptime,
+        "pci_bus_id": bus_id,
+        "code": code,
+        "pid": pid,
+        "process": process,
+        "text": text,
+        "recovery_action": recovery_action(text) if code == 154 else None,
+        "nvlink5": nvlink5_fields(text) if code in NVLINK5_CODES else None,
+        "line": line,
+    }
+
+
+def parse(text, warn=None):
+    """Kernel log text -> ``{"lines": n, "events": [...], "unparsed": [...]}``.
+
+    ``lines`` counts every line read (blank ones included), ``events`` holds one record per Xid line in log order,
+    ``unparsed`` the raw lines that carry ``NVRM: Xid`` but could not be read (each also reported through ``warn``).
+    """
+    warn = warn or (lambda msg: None)
+    lines = (text or "").splitlines()
+    events = []
+    unparsed = []
+    for number, raw in enumerate(lines, start=1):
+        if XID_MARK not in raw:
+            continue
+        line = raw.rstrip("\r")
+        try:
+            event = parse_line(line)
+        except ValueError:
+            unparsed.append(line)
+            warn("kernel log line %d mentions '%s' but is not an Xid line this collection can read; please report: %s"
+                 % (number, XID_MARK, line[:300]))
+            continue
+        events.append(event)
+    return {"lines": len(lines), "events": events, "unparsed": unparsed}

@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""xid_info's work: read the node's kernel log for a time window (journalctl, else dmesg, or a saved file) and
+return its ``NVRM: Xid`` events.
+
+* journalctl: ``journalctl _TRANSPORT=kernel -o short-iso --no-pager --since=<since>``. The kernel-transport match
+  rather than ``-k``: ``-k`` implies ``-b`` (this boot only), and the Xid 79 that made someone power-cycle the node
+  is in the previous boot. journalctl applies the window itself.
+* dmesg: ``dmesg --decode --time-format=iso`` (the ring buffer: this boot only, and only as far back as it holds);
+  the window is applied here to the parsed times.
+* a saved file (``src``): any form ``_gpu.xid`` reads; the window is applied only when ``since`` is given.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound, ToolTimeout
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import xid
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+
+DEFAULT_SINCE = "-24h"
+JOURNALCTL_ARGS = ("_TRANSPORT=kernel", "-o", "short-iso", "--no-pager")
+DMESG_ARGS = ("--decode", "--time-format=iso")
+# journalctl says these on stderr (rc 0) when it has no kernel messages to show: no journal kept on the node
+# (systemd 252: "No journal files were found."), or a user who may not read the system journal.
+NO_JOURNAL_HINTS = ("No journal files were found", "not seeing messages from other users and the system")
+
+_UNITS = {
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+    "w": 604800, "week": 604800, "weeks": 604800,
+}
+_SPAN_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+_ABSOLUTE_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[ T](\d\d):(\d\d)(?::(\d\d))?)?$")
+SINCE_FORMS = "'-<N><unit>' (s, min, h, d, w; e.g. -24h, -1h 30min), 'YYYY-MM-DD [HH:MM[:SS]]', today, yesterday"
+
+
+def since_cutoff(since, now=None):
+    """Epoch seconds of the window's start for ``since`` (a subset of journalctl's --since syntax), ``None`` for an
+    empty ``since``. Raises ValueError naming the accepted forms."""
+    text = (since or "").strip()
+    if not text:
+        return None
+    now = time.time() if now is None else now
+    if text.startswith("-"):
+        rest = text[1:].strip()
+        total, pos, readable = 0.0, 0, True
+        for match in _SPAN_RE.finditer(rest):
+            if rest[pos:match.start()].strip() or match.group(2) not in _UNITS:
+                readable = False
+                break
+            total += float(match.group(1)) * _UNITS[match.group(2)]
+            pos = match.end()
+        if readable and pos and not rest[pos:].strip():
+            return now - total
+    elif text in ("today", "yesterday"):
+        day = time.localtime(now)
+        midnight = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, 0, 0, 0, 0, 0, -1))
+        return midnight - (86400 if text == "yesterday" else 0)
+    else:
+        match = _ABSOLUTE_RE.match(text)
+        if match:
+            fields = [int(part) if part else 0 for part in match.groups()]
+            return time.mktime(tuple(fields) + (0, 0, -1))
+    raise ValueError("since %r is not a time window this module understands; use %s" % (since, SINCE_FORMS))
+
+
+def read_saved(path):
+    """Text of a saved kernel log. Raises ToolNotFound naming the file."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise ToolNotFound("kernel log", "cannot read saved log %s: %s" % (path, exc.strerror or exc))
+
+
+def _window(parsed, cutoff):
+    """Drop events that carry a time before ``cutoff``; events without a wall-clock time are kept."""
+    if cutoff is None:
+        return parsed["events"], 0
+    kept, dropped = [], 0
+    for event in parsed["events"]:
+        key = xid.time_key(event, naive_local=True)
+        if key is not None and key[0] == "t" and key[1] < cutoff:
+            dropped += 1
+        else:
+            kept.append(event)
+    return kept, dropped
+
+
+def run_journalctl(path, since, timeout):
+    argv = [path] + list(JOURNALCTL_ARGS) + (["--since=%s" % since] if since else [])
+    result = run(argv, timeout=timeout, tool="journalctl")
+    for hint in NO_JOURNAL_HINTS:
+        if hint in result.stderr:
+            raise ToolFailed("journalctl", "shows no kernel messages: %s" % result.stderr.strip().splitlines()[0],
+                             cmd=result.argv, rc=result.rc, stdout=result.stdout[:2000], stderr=result.stderr[:2000])
+    return result
+
+
+def run_dmesg(path, timeout):
+    return run([path] + list(DMESG_ARGS), timeout=timeout, tool="dmesg")
+
+
+def collect_xid_facts(module):
+    params = module.params
+    source = params["source"]
+    since = params["since"]
+    if since is None and not params["src"]:
+        since = DEFAULT_SINCE
+    try:
+        cutoff = since_cutoff(since)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    fallback = None
+    command = None
+    if params["src"]:
+        used, text = "file", read_saved(params["src"])
+    else:
+        used = None
+        if source in ("auto", "journalctl"):
+            try:
+                result = run_journalctl(params["journalctl_path"], since, params["timeout"])
+                used, text, command, cutoff = "journalctl", result.stdout, result.argv, None
+            except (ToolNotFound, ToolFailed, ToolTimeout) as exc:
+                if source == "journalctl":
+                    raise
+                fallback = exc.message
+        if used is None:
+            result = run_dmesg(params["dmesg_path"], params["timeout"])
+            used, text, command = "dmesg", result.stdout, result.argv
+    parsed = xid.parse(text, warn=module.warn)
+    events, dropped = _window(parsed, cutoff)
+    return {"xid": {
+        "source": used,
+        "since": since or None,
+        "lines": parsed["lines"],
+        "events": events,
+        "unparsed": parsed["unparsed"],
+        "outside_window": dropped,
+        "command": command,
+        "fallback": fallback,
+    }}

@@ -1,0 +1,366 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""Xid judgement rules: ``xid`` facts (xid_info) + the Xid catalog (data/xid_catalog.yml) -> check records.
+
+Pure functions, no I/O, standard library only. Checks, in this order:
+
+``xid.log.readable`` (host)
+    pass: the kernel log was read (how many lines, from where, which Xids); warn when lines carried ``NVRM: Xid`` but
+    could not be read (a new driver message format); error when there are no Xid facts at all.
+``xid.<code>.events`` (one per code and GPU, GPUs in bus order, codes ascending)
+    the catalog row decides class, severity and remedy; then, keyed on companions and time:
+
+    * application Xids (13, 31, 43, 137) alone are not a node fault: warn + ``restart_app``. They escalate to warn +
+      ``investigate`` (``dcgmi diag -r 3``) when the same GPU repeats them in ``repeat_incidents`` incidents or more,
+      or when a hardware Xid of severity fail hits the same GPU within ``companion_window_s``;
+    * a row with ``companions`` (48: 63/64) seen on the same GPU within the window is NVIDIA's DRAIN_AND_RESET;
+    * 144-150 need decoding: always warn + ``investigate``, with the decode fields of the line as evidence;
+    * 154 carries its action (``recovery_actions`` of the catalog, keyed on NVML's number) and that action overrides
+      the table's remedy for the other checks of the same GPU;
+    * a code the catalog lacks: warn + ``investigate``, "not in catalog v<version>".
+
+Thresholds a site may override (``thresholds``), with their defaults (our choices, [U]):
+
+``companion_window_s`` (300) events closer than this are companions (48 with 63/64, app Xid with a hardware Xid).
+``incident_gap_s`` (10) lines of one code on one GPU closer than this are one incident (a Xid 13 prints several).
+``repeat_incidents`` (3) incidents of a warn-level code on one GPU that escalate it to ``investigate``.
+``evidence_lines`` (3) raw lines quoted in a check's evidence.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid import time_key
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import _component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import plural, to_number
+
+DEFAULT_THRESHOLDS = {
+    "companion_window_s": 300,
+    "incident_gap_s": 10,
+    "repeat_incidents": 3,
+    "evidence_lines": 3,
+}
+CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
+_STATUS_OF = {"fail": "fail", "warn": "warn", "info": "pass"}
+_ESCALATE_FROM = ("restart_app", "monitor", "none")
+
+
+def judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
+    """Judge one host's ``xid`` facts against the catalog (``plugin_utils._xid_catalog.load_catalog()``).
+
+    ``gpu_facts`` (the ``gpu`` facts of gpu_info) maps a bus id to the GPU's index and uuid for ``component``.
+    Returns a list of check records; raises ValueError for a threshold that is not a number.
+    """
+    limits = dict(DEFAULT_THRESHOLDS)
+    for key, value in (thresholds or {}).items():
+        if key in limits and value is not None:
+            limits[key] = to_number(value, "threshold %s" % key)
+    version = str(catalog.get("version") or "?")
+    if not isinstance(xid_facts, dict) or not isinstance(xid_facts.get("events"), list):
+        return [make_check(
+            "xid.log.readable", host, "error", component="kernel log", observed=None, expected="xid facts",
+            message="No Xid facts were collected for this host, so no Xid check could run", remedy="investigate",
+            evidence="xid facts: %r" % (xid_facts,))]
+    events = [event for event in xid_facts["events"] if isinstance(event, dict) and isinstance(event.get("code"), int)]
+    gpus = _gpu_map(gpu_facts)
+    groups = {}
+    for event in events:
+        groups.setdefault((event.get("pci_bus_id") or "unknown", event["code"]), []).append(event)
+    checks = [_log_check(host, xid_facts, events, version)]
+    by_bus = {}
+    for (bus, code) in sorted(groups, key=lambda key: (_gpu_order(gpus, key[0]), key[0], key[1])):
+        ctx = _Group(host, bus, code, groups[(bus, code)], gpus, gpu_facts is not None, catalog, limits, version)
+        check = ctx.judge([event for key, items in groups.items() if key[0] == bus for event in items])
+        checks.append(check)
+        by_bus.setdefault(bus, []).append((code, check, ctx))
+    for items in by_bus.values():
+        _apply_154(items, catalog, version)
+    return checks
+
+
+def summarize_xid(facts, profile=None):
+    """What the report shows about a host's kernel log: source, window, lines read and Xid counts per code."""
+    facts = facts if isinstance(facts, dict) else {}
+    events = [event for event in facts.get("events") or [] if isinstance(event, dict)]
+    counts = {}
+    for event in events:
+        counts[event.get("code")] = counts.get(event.get("code"), 0) + 1
+    return {
+        "source": facts.get("source"),
+        "since": facts.get("since"),
+        "lines": facts.get("lines"),
+        "events": len(events),
+        "codes": ", ".join("%s x%d" % (code, counts[code]) for code in sorted(counts, key=str)) or "none",
+        "gpus": len(set(event.get("pci_bus_id") for event in events)),
+    }
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+def _near(first, second, window):
+    """Within the window; True when either time is unknown or they are not comparable (cannot tell them apart)."""
+    if first is None or second is None or first[0] != second[0]:
+        return True
+    return abs(first[1] - second[1]) <= window
+
+
+def _gpu_map(gpu_facts):
+    out = {}
+    if isinstance(gpu_facts, dict):
+        for position, gpu in enumerate(gpu_facts.get("gpus") or []):
+            if isinstance(gpu, dict) and gpu.get("pci_bus_id"):
+                index = gpu.get("index")
+                out[str(gpu["pci_bus_id"]).upper()] = (index if index is not None else position, gpu)
+    return out
+
+
+def _gpu_order(gpus, bus):
+    found = gpus.get(bus.upper())
+    return (0, found[0]) if found else (1, 0)
+
+
+def _label(gpus, bus, have_facts):
+    found = gpus.get(bus.upper())
+    if found:
+        index, gpu = found
+        return "GPU %s" % index, _component("GPU %s" % index, gpu)
+    label = "the GPU at %s" % bus
+    if have_facts:
+        return label, "GPU at %s (not listed by nvidia-smi)" % bus
+    return label, "GPU at %s" % bus
+
+
+def _incidents(events, gap):
+    count, last = 0, None
+    for event in events:
+        when = time_key(event)
+        if last is None or when is None or when[0] != last[0] or when[1] - last[1] > gap:
+            count += 1
+        last = when
+    return count
+
+
+def _log_check(host, facts, events, version):
+    source = facts.get("source") or "kernel log"
+    since = facts.get("since")
+    window = " since %s" % since if since else ""
+    unparsed = [line for line in facts.get("unparsed") or [] if isinstance(line, str)]
+    codes = sorted(set(event["code"] for event in events))
+    gpus = len(set(event.get("pci_bus_id") for event in events))
+    found = "no Xid event"
+    if events:
+        found = "%s (Xid %s) on %s" % (plural(len(events), "Xid event"), ", ".join(map(str, codes)), plural(gpus, "GPU"))
+    read = "Read %s from %s%s" % (plural(facts.get("lines") or 0, "kernel log line"), source, window)
+    if facts.get("fallback"):
+        read += " (journalctl not used: %s)" % facts["fallback"]
+    if unparsed:
+        return make_check(
+            "xid.log.readable", host, "warn", component="kernel log", observed=len(unparsed), expected="0 unreadable Xid lines",
+            message="%s: %s, but %s mention 'NVRM: Xid' and could not be read (a driver with a new message format?); "
+                    "the Xid rules did not see them, so read them by hand and report them" % (read, found, plural(len(unparsed), "line")),
+            remedy="investigate", evidence="\n".join(unparsed[:5]))
+    return make_check(
+        "xid.log.readable", host, "pass", component="kernel log", observed=len(events), expected=None,
+        message="%s: %s (judged with Xid catalog v%s)" % (read, found, version),
+        evidence=_log_evidence(source, since, facts))
+
+
+def _log_evidence(source, since, facts):
+    text = "source=%s, since=%s, lines=%s" % (source, since, facts.get("lines"))
+    if facts.get("outside_window"):
+        text += ", outside_window=%s" % facts["outside_window"]
+    if isinstance(facts.get("command"), list):
+        text += ", command: %s" % " ".join(str(arg) for arg in facts["command"])
+    return text
+
+
+class _Group(object):
+    """The events of one code on one GPU and the check they make."""
+
+    def __init__(self, host, bus, code, events, gpus, have_facts, catalog, limits, version):
+        self.host, self.bus, self.code, self.events = host, bus, code, events
+        self.label, self.component = _label(gpus, bus, have_facts)
+        self.listed = bus.upper() in gpus or not have_facts
+        self.catalog, self.limits, self.version = catalog, limits, version
+        self.row = (catalog.get("codes") or {}).get(code)
+        self.times = [time_key(event) for event in events]
+
+    def evidence(self):
+        keep = int(self.limits["evidence_lines"])
+        lines = [event.get("line") or event.get("text") or "" for event in self.events[:keep]]
+        first, last = self.events[0], self.events[-1]
+        lines.append("%s in all (%s), first %s, last %s" % (
+            plural(len(self.events), "line"), plural(_incidents(self.events, self.limits["incident_gap_s"]), "incident"),
+            _when(first), _when(last)))
+        return "\n".join(lines)
+
+    def check(self, status, remedy, message, expected):
+        return make_check("xid.%d.events" % self.code, self.host, status, component=self.component,
+                          observed=len(self.events), expected=expected, message=message, remedy=remedy,
+                          evidence=self.evidence())
+
+    def head(self):
+        row = self.row
+        name = row.get("mnemonic") or ""
+        what = "%s: %s" % (name, row["meaning"]) if name else row["meaning"]
+        return "%s of Xid %d (%s) on %s" % (plural(len(self.events), "line"), self.code, what, self.label)
+
+    def bucket(self):
+        action = self.row.get("nvidia_action") or "none"
+        meaning = ((self.catalog.get("buckets") or {}).get(action) or {}).get("meaning")
+        return "catalog v%s bucket %s%s" % (self.version, action, " (%s)" % meaning if meaning else "")
+
+    def companions_near(self, all_events, predicate):
+        found = []
+        for event in all_events:
+            if event.get("code") == self.code or not predicate(event.get("code")):
+                continue
+            when = time_key(event)
+            if any(_near(mine, when, self.limits["companion_window_s"]) for mine in self.times):
+                found.append(event)
+        return found
+
+    def judge(self, all_events):
+        if self.row is None:
+            return self.check(
+                "warn", "investigate",
+                "%s of Xid %d on %s: Xid %d is not in catalog v%s; look it up in NVIDIA's Xid catalog (%s) and add it "
+                "to the site override file" % (plural(len(self.events), "line"), self.code, self.label, self.code,
+                                               self.version, CATALOG_URL),
+                "a code the catalog knows")
+        if self.code == 154:
+            return self._recovery()
+        kind = self.row["class"]
+        if kind == "decode_required":
+            return self._decode()
+        status = _STATUS_OF[self.row["severity"]]
+        remedy = self.row["remedy"] if status != "pass" else "none"
+        notes = self.row.get("notes") or ""
+        window = self.limits["companion_window_s"]
+        if status == "pass":
+            return self.check("pass", "none", "%s: %s; informational, no action by itself. %s" % (
+                self.head(), self.bucket(), notes), None)
+        expected = "no Xid %d" % self.code
+        parts = [self.head()]
+        if kind == "application":
+            parts.append("an application fault (%s): not a node fault by itself" % self.bucket())
+            expected = "< %d incidents of an application Xid on one GPU" % self.limits["repeat_incidents"]
+        else:
+            parts.append(self.bucket())
+        companions = self.companions_near(all_events, lambda code: code in (self.row.get("companions") or ()))
+        if companions:
+            codes = ", ".join(sorted(set("Xid %d" % event["code"] for event in companions)))
+            parts.append("with %s on the same GPU within %s s: DRAIN_AND_RESET per the catalog: drain the node, reset "
+                         "the GPU, then read its SRAM threshold and row-remap state (gpu.remap.*); RMA if the threshold "
+                         "is set or it recurs" % (codes, _num(window)))
+        elif self.row.get("companions"):
+            parts.append("alone (no Xid %s within %s s): RESET_GPU" % (
+                "/".join(map(str, self.row["companions"])), _num(window)))
+        qualifiers = self.companions_near(all_events, lambda code: code in (171, 172) and self.code == 48)
+        if qualifiers:
+            parts.append("the driver qualifies it as %s" % " and ".join(sorted(set(
+                "DRAM (Xid 171)" if event["code"] == 171 else "SRAM (Xid 172)" for event in qualifiers))))
+        if self.code == 79 and not self.listed:
+            parts.append("nvidia-smi no longer lists this GPU")
+        incidents = _incidents(self.events, self.limits["incident_gap_s"])
+        if status == "warn" and remedy in _ESCALATE_FROM:
+            hardware = self.companions_near(all_events, self._is_hard_fault)
+            if hardware:
+                remedy = "investigate"
+                parts.append("but hardware %s hit the same GPU within %s s: follow that check, then run dcgmi diag -r 3 "
+                             "on this GPU" % (", ".join(sorted(set("Xid %d" % e["code"] for e in hardware))), _num(window)))
+            elif incidents >= self.limits["repeat_incidents"]:
+                remedy = "investigate"
+                parts.append("repeated in %s on this GPU (threshold %s): the GPU may be at fault; drain it and run "
+                             "dcgmi diag -r 3" % (plural(incidents, "incident"), _num(self.limits["repeat_incidents"])))
+        elif incidents > 1 and status == "fail":
+            parts.append("seen in %s in this window" % plural(incidents, "incident"))
+        if remedy == "restart_app":
+            parts.append("restart the job")
+        if notes and not companions and kind != "application":
+            parts.append(notes)
+        return self.check(status, remedy, _sentence(parts), expected)
+
+    def _is_hard_fault(self, code):
+        row = (self.catalog.get("codes") or {}).get(code)
+        return bool(row) and row["class"] == "hardware" and row["severity"] == "fail"
+
+    def _decode(self):
+        fields = [event.get("nvlink5") for event in self.events if isinstance(event.get("nvlink5"), dict)]
+        if fields:
+            decoded = sorted(set("%s %s link %s intrInfo %s errorStatus %s" % (
+                item["unit"], item["severity"], item["link"], item["intr_info"], item["error_status"]) for item in fields))
+            detail = "decode fields: %s" % "; ".join(decoded[:5])
+            fatal = any(item["severity"] == "Fatal" for item in fields)
+        else:
+            detail, fatal = "the line carries no intrInfo/errorStatus to decode", False
+        message = ("%s: %s; the resolution depends on intrInfo/errorStatus decoded against NVIDIA's 'Xid 144-150 Decode' "
+                   "sheet, so no blanket verdict: decode them (%s)%s, then act on the decoded bucket" % (
+                       self.head(), self.bucket(), detail, "; the driver marked it Fatal" if fatal else ""))
+        return self.check("warn", "investigate", message, "decoded against the catalog's 144-150 sheet")
+
+    def _recovery(self):
+        latest = None
+        for event in self.events:
+            if isinstance(event.get("recovery_action"), dict):
+                latest = event["recovery_action"]
+        self.action = latest
+        if latest is None:
+            return self.check("warn", "investigate", "%s: %s, but the line does not name the recovery action; read it "
+                              "with nvidia-smi -q (GPU Recovery Action)" % (self.head(), self.bucket()), "a named action")
+        known = (self.catalog.get("recovery_actions") or {}).get(latest["to_code"])
+        said = "0x%x (%s)" % (latest["to_code"], latest["to"])
+        if known is None:
+            return self.check("warn", "investigate", "%s: the driver set the recovery action to %s, which catalog v%s "
+                              "does not know; read nvidia-smi -q and NVIDIA's Xid 154 notes" % (self.head(), said, self.version),
+                              "a known recovery action")
+        status = _STATUS_OF[known["severity"]]
+        remedy = known["remedy"] if status != "pass" else "none"
+        return self.check(status, remedy, "%s: the driver set the GPU's recovery action to %s: %s; this overrides the "
+                          "catalog table for the GPU (catalog v%s, recovery action %d)" % (
+                              self.head(), said, known["meaning"], self.version, latest["to_code"]),
+                          "recovery action 0x0 (None)")
+
+
+def _apply_154(items, catalog, version):
+    """The latest Xid 154 of a GPU that names an action overrides the remedy of the GPU's other non-pass checks."""
+    recovery = [(check, ctx) for code, check, ctx in items if code == 154 and getattr(ctx, "action", None)]
+    if not recovery:
+        return
+    check154, ctx154 = recovery[0]
+    action = ctx154.action
+    known = (catalog.get("recovery_actions") or {}).get(action["to_code"])
+    if known is None or known["severity"] == "info":
+        return
+    for code, check, ctx in items:
+        if code == 154 or check["status"] == "pass":
+            continue
+        if SEVERITY[_STATUS_OF[known["severity"]]] > SEVERITY[check["status"]]:
+            check["status"] = _STATUS_OF[known["severity"]]
+        if check["remedy"] != known["remedy"]:
+            check["message"] += (" Overridden by Xid 154 on the same GPU: the driver set the recovery action to 0x%x "
+                                 "(%s), so the remedy is %s, not %s (catalog v%s)." % (
+                                     action["to_code"], action["to"], known["remedy"], check["remedy"], version))
+            check["remedy"] = known["remedy"]
+
+
+def _when(event):
+    if event.get("time"):
+        return event["time"]
+    if event.get("uptime_s") is not None:
+        return "%.6f s after boot" % event["uptime_s"]
+    return "at an unknown time"
+
+
+def _num(value):
+    return "%g" % value
+
+
+def _sentence(parts):
+    text = "; ".join(part.strip().rstrip(".") for part in parts if part and part.strip())
+    return text + "."

@@ -1,0 +1,197 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this plugin_utils file is not part of the collection's public API and may change without notice.
+
+"""Load the Xid catalog shipped as data (``data/xid_catalog.yml``) and merge a site override over it.
+
+The override has the shape of the catalog, partially: ``codes.<code>`` rows are merged key by key (a new code must
+bring every required key), ``recovery_actions.<n>`` and ``buckets.<name>`` likewise. The result is validated as a
+whole, so a typo in an override fails at load time, naming the file. The rules that read it are pure and live in
+``module_utils/_judge/xid.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import REMEDIES
+
+DEFAULT_PATH = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "xid_catalog.yml"))
+
+CLASSES = ("application", "hardware", "informational", "decode_required")
+SEVERITIES = ("fail", "warn", "info")
+ROW_REQUIRED = ("meaning", "nvidia_action", "class", "severity", "remedy", "source")
+ROW_OPTIONAL = ("mnemonic", "investigatory", "notes", "companions")
+ACTION_REQUIRED = ("name", "severity", "remedy", "meaning")
+TOP_KEYS = ("version", "nvidia_catalog_as_of", "source", "buckets", "codes", "recovery_actions")
+
+
+class CatalogError(ValueError):
+    """A catalog or override file that cannot be used; the message names the file."""
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            data = yaml.safe_load(handle)
+    except (IOError, OSError) as exc:
+        raise CatalogError("Xid catalog %s cannot be read: %s" % (path, exc.strerror or exc))
+    except yaml.YAMLError as exc:
+        raise CatalogError("Xid catalog %s is not valid YAML: %s" % (path, exc))
+    if not isinstance(data, dict):
+        raise CatalogError("Xid catalog %s is not a mapping" % path)
+    return data
+
+
+def _int_keys(mapping, what, where):
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, dict):
+        raise CatalogError("%s: '%s' must be a mapping" % (where, what))
+    out = {}
+    for key, value in mapping.items():
+        try:
+            number = int(str(key).strip())
+        except ValueError:
+            raise CatalogError("%s: %s key %r is not a number" % (where, what, key))
+        out[number] = value
+    return out
+
+
+def _merge_rows(base, extra, what, where):
+    merged = dict((key, dict(value) if isinstance(value, dict) else value) for key, value in base.items())
+    for key, value in extra.items():
+        if not isinstance(value, dict):
+            raise CatalogError("%s: %s %s must be a mapping" % (where, what, key))
+        row = dict(merged.get(key) or {})
+        row.update(value)
+        merged[key] = row
+    return merged
+
+
+def _check_choice(value, choices, what, where):
+    if value not in choices:
+        raise CatalogError("%s: %s is %r; allowed: %s" % (where, what, value, ", ".join(choices)))
+
+
+def _check_row(code, row, buckets, tags, where):
+    at = "%s: code %s" % (where, code)
+    if not isinstance(row, dict):
+        raise CatalogError("%s must be a mapping" % at)
+    missing = [key for key in ROW_REQUIRED if key not in row]
+    if missing:
+        raise CatalogError("%s is missing %s" % (at, ", ".join(missing)))
+    unknown = sorted(key for key in row if key not in ROW_REQUIRED + ROW_OPTIONAL)
+    if unknown:
+        raise CatalogError("%s has unknown key(s) %s; allowed: %s" % (at, ", ".join(unknown), ", ".join(ROW_REQUIRED + ROW_OPTIONAL)))
+    if not isinstance(row["meaning"], str) or not row["meaning"].strip():
+        raise CatalogError("%s: meaning must be a non-empty string" % at)
+    action = row["nvidia_action"] or ""
+    if action and action not in buckets:
+        raise CatalogError("%s: nvidia_action %r is not a bucket of the catalog (%s)" % (at, action, ", ".join(sorted(buckets))))
+    _check_choice(row["class"], CLASSES, "class", at)
+    _check_choice(row["severity"], SEVERITIES, "severity", at)
+    _check_choice(row["remedy"], REMEDIES, "remedy", at)
+    source = row["source"]
+    if not isinstance(source, list) or not source:
+        raise CatalogError("%s: source must be a non-empty list of source tags" % at)
+    strange = [tag for tag in source if tag not in tags]
+    if strange:
+        raise CatalogError("%s: unknown source tag(s) %s; defined: %s" % (at, ", ".join(map(str, strange)), ", ".join(sorted(tags))))
+    companions = row.get("companions", [])
+    if not isinstance(companions, list) or not all(isinstance(item, int) and not isinstance(item, bool) for item in companions):
+        raise CatalogError("%s: companions must be a list of Xid codes" % at)
+    out = dict(row)
+    out["nvidia_action"] = action
+    out["companions"] = list(companions)
+    for key in ("mnemonic", "investigatory", "notes"):
+        out[key] = "" if out.get(key) is None else str(out.get(key))
+    return out
+
+
+def _validate(data, where):
+    unknown = sorted(key for key in data if key not in TOP_KEYS)
+    if unknown:
+        raise CatalogError("%s: unknown top-level key(s) %s; allowed: %s" % (where, ", ".join(unknown), ", ".join(TOP_KEYS)))
+    version = data.get("version")
+    if version is None or not str(version).strip():
+        raise CatalogError("%s has no 'version'" % where)
+    sources = data.get("source")
+    if not isinstance(sources, list) or not all(isinstance(item, dict) and item.get("tag") for item in sources):
+        raise CatalogError("%s: 'source' must be a list of {tag, what, where}" % where)
+    tags = set(str(item["tag"]) for item in sources)
+    buckets = data.get("buckets")
+    if not isinstance(buckets, dict) or not buckets:
+        raise CatalogError("%s: 'buckets' must be a non-empty mapping" % where)
+    for name, bucket in buckets.items():
+        if not isinstance(bucket, dict):
+            raise CatalogError("%s: bucket %s must be a mapping" % (where, name))
+        _check_choice(bucket.get("remedy"), REMEDIES, "remedy", "%s: bucket %s" % (where, name))
+    codes = data["codes"]
+    if not codes:
+        raise CatalogError("%s: 'codes' is empty" % where)
+    rows = dict((code, _check_row(code, row, buckets, tags, where)) for code, row in sorted(codes.items()))
+    actions = {}
+    for number, action in sorted(data["recovery_actions"].items()):
+        at = "%s: recovery_actions %s" % (where, number)
+        if not isinstance(action, dict):
+            raise CatalogError("%s must be a mapping" % at)
+        missing = [key for key in ACTION_REQUIRED if key not in action]
+        if missing:
+            raise CatalogError("%s is missing %s" % (at, ", ".join(missing)))
+        _check_choice(action["severity"], SEVERITIES, "severity", at)
+        _check_choice(action["remedy"], REMEDIES, "remedy", at)
+        actions[number] = dict(action, name=str(action["name"]))
+    return {
+        "version": str(version).strip(),
+        "nvidia_catalog_as_of": str(data.get("nvidia_catalog_as_of") or ""),
+        "source": sources,
+        "buckets": buckets,
+        "codes": rows,
+        "recovery_actions": actions,
+    }
+
+
+def load_catalog(path=None, overrides=None):
+    """Return the validated catalog: ``{version, nvidia_catalog_as_of, source, buckets, codes: {int: row},
+    recovery_actions: {int: action}, files}``.
+
+    ``path`` defaults to the shipped ``data/xid_catalog.yml``. ``overrides`` is a site override file (a path) or an
+    already-loaded mapping (e.g. an inventory variable). With an override the version reads ``<base>+<override's
+    version or 'site'>``. Raises ``CatalogError`` (a ValueError) naming the file that is wrong.
+    """
+    path = path or DEFAULT_PATH
+    data = _read(path)
+    files = [path]
+    where = "Xid catalog %s" % path
+    data["codes"] = _int_keys(data.get("codes"), "codes", where)
+    data["recovery_actions"] = _int_keys(data.get("recovery_actions"), "recovery_actions", where)
+    if overrides is not None:
+        if isinstance(overrides, dict):
+            extra, label = overrides, "site overrides (mapping)"
+        else:
+            extra, label = _read(overrides), str(overrides)
+            files.append(label)
+        where = "Xid catalog %s with overrides %s" % (path, label)
+        odd = sorted(key for key in extra if key not in ("version", "codes", "recovery_actions", "buckets", "source"))
+        if odd:
+            raise CatalogError("Xid catalog overrides %s: unknown key(s) %s; allowed: buckets, codes, recovery_actions, "
+                               "source, version" % (label, ", ".join(map(str, odd))))
+        data["codes"] = _merge_rows(data["codes"], _int_keys(extra.get("codes"), "codes", label), "code", label)
+        data["recovery_actions"] = _merge_rows(data["recovery_actions"],
+                                               _int_keys(extra.get("recovery_actions"), "recovery_actions", label),
+                                               "recovery action", label)
+        if extra.get("buckets"):
+            data["buckets"] = _merge_rows(data.get("buckets") or {}, extra["buckets"], "bucket", label)
+        if extra.get("source"):
+            data["source"] = list(data.get("source") or []) + list(extra["source"])
+        data["version"] = "%s+%s" % (data.get("version"), extra.get("version") or "site")
+    catalog = _validate(data, where)
+    catalog["files"] = files
+    return catalog
