@@ -72,6 +72,21 @@ def faults_of(state, kinds):
     return [fault for fault in state.get("faults", []) if fault.get("kind") in kinds]
 
 
+def own_faults(state, kinds, check_fault=None, gpus=None):
+    """The node's faults of one simulator, normalized and range-checked (a state file edited by hand is checked
+    again at every call)."""
+    node = {"gpus": state["gpus"] if gpus is None else gpus}
+    out = []
+    for i, raw in enumerate(state.get("faults", [])):
+        kind = raw.get("kind") if isinstance(raw, dict) else raw
+        if kind in kinds:
+            fault = normalize_fault(raw, kinds, f"faults[{i}]")
+            if check_fault is not None:
+                check_fault(fault, node, f"faults[{i}]")
+            out.append(fault)
+    return out
+
+
 def load_state(path):
     with open(path, encoding="utf-8") as fh:
         state = json.load(fh)

@@ -29,7 +29,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, normalize_fault, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("dcgmi",)
 DIAG_CAPTURE = os.path.join(FIXTURES_DIR, "dcgm", "dcgmi-diag-r3-j-tesla-t4-pass.json")
@@ -148,17 +148,6 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: fault dcgm_fail: test {test!r} has no default warning text; give 'warning'")
 
 
-def _own_faults(state):
-    out = []
-    for i, raw in enumerate(state.get("faults", [])):
-        kind = raw.get("kind") if isinstance(raw, dict) else raw
-        if kind in FAULT_KINDS:
-            fault = normalize_fault(raw, FAULT_KINDS, f"faults[{i}]")
-            check_fault(fault, {"gpus": state["gpus"]}, f"faults[{i}]")
-            out.append(fault)
-    return out
-
-
 def _replicate(result, gpus):
     if "gpu_ids" not in result:
         return [result]
@@ -178,7 +167,7 @@ def render_diag(state, level, gpu_filter=None):
     gpus = state["gpus"]
     if not 1 <= gpus <= MAX_GPUS:
         raise LabError(f"gpus must be 1..{MAX_GPUS}, got {gpus}")
-    faults = _own_faults(state)
+    faults = own_faults(state, FAULT_KINDS, check_fault)
     full = _load_diag()
     doc = copy.deepcopy(full)
     keep = LEVEL_TESTS.get(level)
@@ -215,7 +204,7 @@ def render_diag(state, level, gpu_filter=None):
 
 
 def render_health(state):
-    _own_faults(state)
+    own_faults(state, FAULT_KINDS, check_fault)
     with open(HEALTH_CAPTURE, "rb") as fh:
         return fh.read(), 0
 

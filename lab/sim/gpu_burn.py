@@ -25,7 +25,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, normalize_fault, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
 from nvidia_smi import gpu_uuids  # noqa: E402
 
 TOOLS = ("gpu_burn",)
@@ -58,17 +58,6 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: 'gflops' must be >= 0")
     if kind == "burn_errors" and fault["errors"] < 1:
         raise LabError(f"{where}: 'errors' must be >= 1 (a GPU with no error is not FAULTY)")
-
-
-def _own_faults(state):
-    out = []
-    for i, raw in enumerate(state.get("faults", [])):
-        kind = raw.get("kind") if isinstance(raw, dict) else raw
-        if kind in FAULT_KINDS:
-            fault = normalize_fault(raw, FAULT_KINDS, f"faults[{i}]")
-            check_fault(fault, {"gpus": state["gpus"]}, f"faults[{i}]")
-            out.append(fault)
-    return out
 
 
 def _items(section):
@@ -113,7 +102,7 @@ def render(state, doubles=True, tensor_cores=True):
     gpus = state["gpus"]
     if not 1 <= gpus <= CAPTURE_GPUS:
         raise LabError(f"gpus must be 1..{CAPTURE_GPUS} (the capture has {CAPTURE_GPUS}), got {gpus}")
-    faults = _own_faults(state)
+    faults = own_faults(state, FAULT_KINDS, check_fault)
     slow = dict((f["gpu"], f["gflops"]) for f in faults if f["kind"] == "burn_slow")
     wrong = dict((f["gpu"], f["errors"]) for f in faults if f["kind"] == "burn_errors")
     uuids = gpu_uuids(state) if state.get("capture") else None

@@ -33,7 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
-    FIXTURES_DIR, LabError, hang_if_asked, load_state, normalize_fault, split_argv, unsupported,
+    FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported,
 )
 from nvidia_smi import DGX_A100_PCI_BUSES  # noqa: E402
 
@@ -91,17 +91,6 @@ def check_fault(fault, node, where="fault"):
                        f"for Xid {known}")
 
 
-def _own_faults(state):
-    out = []
-    for i, raw in enumerate(state.get("faults", [])):
-        kind = raw.get("kind") if isinstance(raw, dict) else raw
-        if kind in FAULT_KINDS:
-            fault = normalize_fault(raw, FAULT_KINDS, f"faults[{i}]")
-            check_fault(fault, {"gpus": state["gpus"]}, f"faults[{i}]")
-            out.append(fault)
-    return out
-
-
 def _read(path):
     with open(path, encoding="utf-8") as fh:
         return fh.read()
@@ -126,7 +115,7 @@ def records(state):
         out.append((int(match.group(1)), int(match.group(3)), match.group(4)))
     template = None
     last = out[-1][1] if out else 0
-    for fault in _own_faults(state):
+    for fault in own_faults(state, FAULT_KINDS, check_fault):
         if fault["kind"] != "xid":
             continue
         template = template or _template()

@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
-    FIXTURES_DIR, LabError, hang_if_asked, load_state, normalize_fault, save_state, split_argv, unsupported,
+    FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, save_state, split_argv, unsupported,
 )
 
 TOOLS = ("nvidia-smi",)
@@ -123,17 +123,6 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: 'width' must be a PCIe link width (1, 2, 4, 8, 12, 16, 32)")
     if kind == "truncated" and fault["bytes"] < 0:
         raise LabError(f"{where}: 'bytes' must be >= 0")
-
-
-def _own_faults(state, gpus):
-    out = []
-    for i, raw in enumerate(state.get("faults", [])):
-        kind = raw.get("kind") if isinstance(raw, dict) else raw
-        if kind in FAULT_KINDS:
-            fault = normalize_fault(raw, FAULT_KINDS, f"faults[{i}]")
-            check_fault(fault, {"gpus": gpus}, f"faults[{i}]")
-            out.append(fault)
-    return out
 
 
 def _find(elem, path, what):
@@ -276,7 +265,7 @@ def _build(state):
         raise LabError(f"gpus must be 1..{MAX_GPUS}, got {gpus}")
     if not 0 <= node_index <= MAX_NODE_INDEX:
         raise LabError(f"node index must be 0..{MAX_NODE_INDEX}, got {node_index}")
-    faults = _own_faults(state, gpus)
+    faults = own_faults(state, FAULT_KINDS, check_fault, gpus)
     header, root, trailer = _split_capture(raw)
 
     children = list(root)
