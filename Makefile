@@ -16,11 +16,18 @@ help:
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
 	@echo "make bench  - benchmarks (bench/README.md)"
 
-# System programs the tests use: ssh (the lab's unreachable node is an ssh connection that is refused).
+# System programs the tests use: ssh (the lab's unreachable node is an ssh connection that is refused); ipmitool and
+# OpenIPMI's ipmi_sim + sdrcomp (the lab's BMCs, lab/bmc/ipmi_sim.py).
 sysdeps:
 	@command -v ssh >/dev/null || { \
 	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openssh-client; \
 	  else echo "make: please install an ssh client (Debian: apt-get install openssh-client)"; exit 1; fi; }
+	@{ command -v ipmitool >/dev/null && command -v ipmi_sim >/dev/null && command -v sdrcomp >/dev/null; } || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openipmi ipmitool; \
+	  else echo "make: please install ipmitool and OpenIPMI's ipmi_sim (Debian: apt-get install openipmi ipmitool)"; exit 1; fi; }
+	@command -v openssl >/dev/null || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openssl; \
+	  else echo "make: please install openssl (the lab's Redfish BMCs make their TLS CA with it)"; exit 1; fi; }
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,7 +70,7 @@ molecule: venv
 	$(BIN)/molecule test --all
 
 docs-check: venv
-	@for m in gpu_info gpu_reset xid_info dcgm_diag dcgm_health gpu_burn judge results report; do \
+	@for m in gpu_info gpu_reset xid_info dcgm_diag dcgm_health gpu_burn host_info bmc_discover redfish_info redfish_firmware_info redfish_log_info redfish_power redfish_bios redfish_boot ipmi_info ipmi_power judge results report; do \
 	  out=$$(ANSIBLE_NOCOLOR=1 $(BIN)/ansible-doc -t module zhisuan.ops.$$m) || exit 1; \
 	  for section in '^EXAMPLES:' '^RETURN VALUES:' '^OPTIONS'; do \
 	    grep -q "$$section" <<<"$$out" || { echo "zhisuan.ops.$$m: no $$section in ansible-doc"; exit 1; }; \

@@ -45,8 +45,8 @@ MODELS = {
 }
 
 TOP_KEYS = {"name", "description", "defaults", "nodes"}
-DEFAULT_KEYS = {"model", "capture", "gpus", "expected"}
-NODE_KEYS = {"model", "capture", "gpus", "expected", "faults"}
+DEFAULT_KEYS = {"model", "capture", "gpus", "expected", "bmc", "baseline"}
+NODE_KEYS = {"model", "capture", "gpus", "expected", "faults", "bmc", "rack", "u", "baseline"}
 NODE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MAX_NODES = 999
 
@@ -83,6 +83,11 @@ def _load_sims():
 
 SIMS = _load_sims()
 common = sys.modules["_common"]
+# the out-of-band side: a Redfish service per node (our server over captured trees) or an ipmi_sim per node
+redfish_lab = _load("zhisuan_lab_bmc_redfish", LAB_DIR / "bmc" / "redfish_lab.py")
+ipmi_sim = _load("zhisuan_lab_bmc_ipmi", LAB_DIR / "bmc" / "ipmi_sim.py")
+BMC_PROTOCOLS = {"redfish": redfish_lab, "ipmi": ipmi_sim}
+BMC_FAULT_KINDS = set(redfish_lab.FAULT_KINDS) | set(ipmi_sim.FAULT_KINDS)
 LabError = common.LabError
 nvsmi = SIMS["nvidia_smi"]
 # tool name -> simulator file; fault kind -> simulator module (None: generic, see _common.GENERIC_FAULT_KINDS)
@@ -96,6 +101,9 @@ for _sim in SIMS.values():
 ALL_FAULT_KINDS = dict(common.GENERIC_FAULT_KINDS)
 for _sim in SIMS.values():
     ALL_FAULT_KINDS.update(_sim.FAULT_KINDS)
+for _kind in BMC_FAULT_KINDS:
+    if _kind in ALL_FAULT_KINDS:
+        raise RuntimeError(f"lab: fault kind {_kind!r} is claimed by a simulator and by the BMCs")
 
 
 def validate_faults(faults, node, where="faults"):
@@ -105,7 +113,18 @@ def validate_faults(faults, node, where="faults"):
     if not isinstance(faults, list):
         raise LabError(f"{where}: 'faults' must be a list, got {type(faults).__name__}")
     out = []
+    bmc = node.get("bmc")
     for i, raw in enumerate(faults):
+        kind = raw.get("kind") if isinstance(raw, dict) else raw
+        if kind in BMC_FAULT_KINDS:
+            if not bmc:
+                raise LabError(f"{where}[{i}]: fault {kind!r} is a BMC fault; give the node a 'bmc'")
+            kinds = BMC_PROTOCOLS[bmc["protocol"]].FAULT_KINDS
+            if kind not in kinds:
+                raise LabError(f"{where}[{i}]: fault {kind!r} does not exist for {bmc['protocol']} BMCs; "
+                               f"they have: {', '.join(sorted(kinds))}")
+            out.append(common.normalize_fault(raw, kinds, f"{where}[{i}]"))
+            continue
         fault = common.normalize_fault(raw, ALL_FAULT_KINDS, f"{where}[{i}]")
         owner = FAULT_OWNERS[fault["kind"]]
         if fault["kind"] == "hang" and fault["tool"] not in TOOL_SIMS:
@@ -156,6 +175,10 @@ def _node_spec(name, spec, defaults, index, where):
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= nvsmi.MAX_GPUS:
         raise LabError(f"{where}: 'gpus' must be an integer 1..{nvsmi.MAX_GPUS}, got {gpus!r}")
     node = {
+        "bmc": _bmc_spec(spec.get("bmc", defaults.get("bmc")), where),
+        "rack": spec.get("rack"),
+        "u": spec.get("u"),
+        "baseline": spec.get("baseline", defaults.get("baseline")),
         "name": name,
         "index": index,
         "model": model,
@@ -166,6 +189,56 @@ def _node_spec(name, spec, defaults, index, where):
     }
     node["faults"] = validate_faults(spec.get("faults"), node, f"{where}: faults")
     return node
+
+
+def _bmc_spec(bmc, where):
+    """A node's BMC: {protocol: redfish, tree: <captured tree>} or {protocol: ipmi}; None for no BMC."""
+    if bmc is None:
+        return None
+    if not isinstance(bmc, dict) or bmc.get("protocol") not in BMC_PROTOCOLS:
+        raise LabError(f"{where}: 'bmc' must be a mapping with protocol redfish or ipmi, got {bmc!r}")
+    unknown = sorted(set(bmc) - {"protocol", "tree"})
+    if unknown:
+        raise LabError(f"{where}: bmc: unknown key(s) {unknown}; allowed: protocol, tree")
+    if bmc["protocol"] == "redfish":
+        tree = bmc.get("tree", "nvidia-dgx-h100-viking")
+        if tree not in redfish_lab.TREES:
+            raise LabError(f"{where}: bmc: unknown Redfish tree {tree!r}; known: {', '.join(redfish_lab.TREES)}")
+        return {"protocol": "redfish", "tree": tree}
+    if "tree" in bmc:
+        raise LabError(f"{where}: bmc: 'tree' is for Redfish BMCs only")
+    return {"protocol": "ipmi"}
+
+
+def start_bmcs(lab):
+    """Start the lab's BMCs; return {node: endpoint} (address, port, username, password, ca_path for Redfish)."""
+    run_dir = lab["dir"]
+    endpoints = {}
+    redfish = [{"node": n["name"], "tree": n["bmc"]["tree"], "faults": _bmc_faults(n, redfish_lab)}
+               for n in lab["nodes"] if n.get("bmc") and n["bmc"]["protocol"] == "redfish"]
+    ipmi = dict((n["name"], {"faults": _bmc_faults(n, ipmi_sim), "gpus": n["gpus"], "index": n["index"]})
+                for n in lab["nodes"] if n.get("bmc") and n["bmc"]["protocol"] == "ipmi")
+    try:
+        if redfish:
+            for name, info in redfish_lab.start(run_dir, redfish).items():
+                endpoints[name] = dict(info, protocol="redfish")
+        if ipmi:
+            for name, info in ipmi_sim.start(run_dir, ipmi).items():
+                endpoints[name] = {"protocol": "ipmi", "address": info["address"], "port": info["port"],
+                                   "username": info["username"], "password": info["password"]}
+    except (ValueError, OSError) as exc:
+        stop_bmcs(run_dir)
+        raise LabError(f"BMCs: {exc}") from None
+    return endpoints
+
+
+def _bmc_faults(node, module):
+    return [fault for fault in node["faults"] if fault["kind"] in module.FAULT_KINDS]
+
+
+def stop_bmcs(run_dir):
+    redfish_lab.stop(str(run_dir))
+    ipmi_sim.stop(str(run_dir))
 
 
 def check_renders(node, where, cache=None):
@@ -300,6 +373,20 @@ def host_vars(lab, node):
     }
     if any(f.get("kind") == "unreachable" for f in faults):
         hv = dict(UNREACHABLE_VARS, ansible_python_interpreter="{{ ansible_playbook_python }}")
+    bmc = (lab.get("bmcs") or {}).get(node["name"])
+    if bmc:
+        # the node's BMC: a lab service on loopback; the lab password is not a secret (labctl prints none of it)
+        hv.update({"bmc_protocol": bmc["protocol"], "bmc_address": bmc["address"], "bmc_port": bmc["port"],
+                   "bmc_username": bmc["username"], "bmc_password": bmc["password"]})
+        if bmc.get("ca_path"):
+            hv["bmc_ca_path"] = bmc["ca_path"]
+        # the BMC's log is judged from the lab's start: the captured trees carry older Critical entries
+        hv["zhisuan_bmc_log_since"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(node["started"] - 1))
+    # no lspci in the lab: ACS is not read (host_info would report lspci missing)
+    hv["zhisuan_read_acs"] = False
+    for key in ("rack", "u", "baseline"):
+        if node.get(key) is not None:
+            hv["zhisuan_" + key] = node[key]
     hv.update({
         "zhisuan_tools": tool_paths(bin_dir),
         "zhisuan_expected": node["expected"],
@@ -359,7 +446,9 @@ def write_lab_files(lab):
 
 def _node_line(node):
     faults = ", ".join(_fault_text(f) for f in node["faults"]) or "healthy"
-    return f"{node['name']:<14} {node['model']} x{node['gpus']}  {faults}"
+    bmc = node.get("bmc")
+    bmc_text = "  bmc %s%s" % (bmc["protocol"], " " + bmc["tree"] if bmc.get("tree") else "") if bmc else ""
+    return f"{node['name']:<14} {node['model']} x{node['gpus']}{bmc_text}  {faults}"
 
 
 # ----------------------------------------------------------------------------------------------- commands
@@ -377,6 +466,7 @@ def cmd_up(args):
         if not run_dir.is_dir():
             raise LabError(f"{run_dir} exists and is not a directory")
         if (run_dir / MARKER_NAME).is_file():
+            stop_bmcs(run_dir)
             shutil.rmtree(run_dir)
         elif run_dir.is_dir() and any(run_dir.iterdir()):
             raise LabError(f"{run_dir} exists, is not empty and is not a lab dir; refusing to use it")
@@ -395,6 +485,8 @@ def cmd_up(args):
         bin_dir.mkdir(parents=True)
         for tool in sorted(TOOL_SIMS):
             _write_atomic(bin_dir / tool, _wrapper_text(node["name"], tool, state_path), mode=0o755)
+    if any(node.get("bmc") for node in lab["nodes"]):
+        lab["bmcs"] = start_bmcs(lab)
     write_lab_files(lab)
     _print_lab(lab, inv, run_dir)
     return 0
@@ -468,6 +560,7 @@ def cmd_down(args):
             if fh.readline().rstrip("\n") == INVENTORY_HEADER:
                 inv.unlink()
                 print(f"removed {inv}")
+    stop_bmcs(run_dir)
     shutil.rmtree(run_dir)
     print(f"removed {run_dir}")
     return 0

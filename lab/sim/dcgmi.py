@@ -234,10 +234,18 @@ def _diag_args(args):
     return level, gpu_filter
 
 
+# The DCGM version the lab's dcgmi reports (the r3 capture carries none).
+DCGM_VERSION = "3.3.9"
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "dcgmi")
-    what = "only `diag -r 1|2|3|4 -j [-i LIST]` and `health -c -j`"
+    what = "only `diag -r 1|2|3|4 -j [-i LIST]`, `health -c -j` and `--version`"
+    if args == ["--version"]:
+        # the form dcgmi prints, as quoted in DCGM issue reports (tests/unit/test_host_info_module.py)
+        sys.stdout.write("\ndcgmi  version: %s\n\n" % DCGM_VERSION)
+        return 0
     if args[:1] == ["diag"]:
         parsed = _diag_args(args[1:])
         if parsed is None:

@@ -52,7 +52,7 @@ XML_FLAGS = ("-x", "--xml-format")
 NVLINK_STATUS_FLAGS = ("-s", "--status")
 RESET_FLAGS = ("-r", "--gpu-reset")
 ID_FLAGS = ("-i", "--id")
-IMPLEMENTED = "-q -x, nvlink -s, --gpu-reset -i N"
+IMPLEMENTED = "-q -x, nvlink -s, topo -m, --gpu-reset -i N"
 
 # `nvidia-smi nvlink -s` captures (relative to tests/fixtures): the first whose key is in the -q -x product name.
 NVLINK_CAPTURES = (("A100-SXM4", "nvidia-smi/nvlink-status-a100-sxm4-8gpu.txt"),)
@@ -391,9 +391,27 @@ def _reset_target(args):
     return args[ids[0] + 1]
 
 
+# `nvidia-smi topo -m` by GPU count: real captures (they name no model, only GPUn/NICn and their links).
+TOPO_CAPTURES = {
+    8: os.path.join(FIXTURES_DIR, "nvidia-smi", "topo-m-h100x8-8nic.txt"),
+    1: os.path.join(FIXTURES_DIR, "nvidia-smi", "excerpt-h100-80gb-hbm3-topo-m.txt"),
+}
+
+
+def render_topo(state):
+    """The real topology matrix of a node with this many GPUs, as is."""
+    if state["gpus"] not in TOPO_CAPTURES:
+        raise LabError(f"topo -m: the lab has real matrices for {sorted(TOPO_CAPTURES)} GPUs only "
+                       f"(this node has {state['gpus']})")
+    with open(TOPO_CAPTURES[state["gpus"]], "rb") as fh:
+        return fh.read()
+
+
 def _command(args):
     if _is_query_xml(args):
         return "query", None
+    if args in (["topo", "-m"], ["topo", "--matrix"]):
+        return "topo", None
     if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_STATUS_FLAGS:
         return "nvlink", None
     target = _reset_target(args)
@@ -462,7 +480,7 @@ def main(argv=None):
             sys.stdout.write(text)
             sys.stdout.flush()
             return rc
-        data = render(state) if command == "query" else render_nvlink(state)
+        data = {"query": render, "nvlink": render_nvlink, "topo": render_topo}[command](state)
     except (OSError, ValueError, ET.ParseError, LabError) as exc:
         sys.stderr.write(f"lab nvidia-smi: {exc}\n")
         return 3

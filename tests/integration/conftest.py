@@ -42,7 +42,7 @@ def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit
     extra.update(extravars or {})
     runner = ansible_runner.run(
         private_data_dir=str(tmp_path / "runner"),
-        playbook=os.path.join(REPO, "playbooks", playbook),
+        playbook=playbook if os.path.isabs(playbook) else os.path.join(REPO, "playbooks", playbook),
         inventory=inventory,
         extravars=extra,
         tags=tags,

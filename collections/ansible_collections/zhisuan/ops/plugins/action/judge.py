@@ -5,9 +5,13 @@
 
 from __future__ import annotations
 
+import os
+
+import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import bios_names
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, Context, judge_collected
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
@@ -18,7 +22,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("family", "collected", "profile", "profile_overrides", "profiles_dir", "expected",
-                             "thresholds", "gpu_facts", "xid_catalog_overrides"))
+                             "thresholds", "gpu_facts", "xid_catalog_overrides", "context"))
     _profile_cache = {}
 
     def run(self, tmp=None, task_vars=None):
@@ -34,6 +38,7 @@ class ActionModule(ActionBase):
             thresholds=dict(type="dict", default={}),
             gpu_facts=dict(type="dict"),
             xid_catalog_overrides=dict(type="raw"),
+            context=dict(type="dict", default={}),
         ))
         key = args["profiles_dir"] or ""
         if key not in self._profile_cache:
@@ -46,7 +51,9 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("zhisuan.ops.judge: unknown GPU profile %r (known: %s)"
                                     % (args["profile"], ", ".join(sorted(profiles))))
         host = task_vars.get("inventory_hostname", "unknown")
-        extra = {}
+        extra = dict(args["context"])
+        if args["family"] == "baseline" and extra.get("bios_expected"):
+            extra["bios_names"] = self._bios_names(extra.get("vendor"))
         if args["family"] == "xid":
             try:
                 extra["xid_catalog"] = load_catalog(overrides=args["xid_catalog_overrides"] or None)
@@ -58,3 +65,14 @@ class ActionModule(ActionBase):
         checks, summary, unreachable = judge_collected(args["family"], host, args["collected"], ctx)
         result.update(changed=False, checks=checks, summary=summary, host_unreachable=unreachable)
         return result
+
+    @staticmethod
+    def _bios_names(vendor):
+        """Portable BIOS attribute names -> this vendor's names (data/bios_attributes.yml)."""
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "data", "bios_attributes.yml")
+        try:
+            with open(path) as handle:
+                table = yaml.safe_load(handle)
+        except (IOError, OSError, yaml.YAMLError) as exc:
+            raise AnsibleActionFail("zhisuan.ops.judge: cannot read the BIOS attribute table %s: %s" % (path, exc))
+        return bios_names(table, vendor)

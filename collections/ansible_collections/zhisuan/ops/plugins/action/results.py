@@ -12,8 +12,11 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.release import __version__ as ansible_version
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import judge_fleet_baseline
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import asset_rows, to_csv
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
+    atomic_write,
     build_results,
     host_record,
     summary_lines,
@@ -37,12 +40,31 @@ def _collection_version():
     return "unknown"
 
 
+def _fleet_baseline(hosts):
+    """Drift checks per server model: nodes of one model must agree; different models may not (a Dell BMC and a
+    DGX BMC never run one firmware)."""
+    groups = {}
+    for name, record in hosts.items():
+        if record["status"] == "unreachable":
+            continue
+        model = ((record["facts"].get("bmc") or {}).get("model")) or "unknown model"
+        groups.setdefault(model, {})[name] = (record["facts"].get("baseline") or {}).get("versions") or {}
+    checks = []
+    for model in sorted(groups):
+        for check in judge_fleet_baseline(groups[model]):
+            if len(groups) > 1:
+                check["component"] = "%s: %s" % (model, check["component"])
+                check["message"] = "%s nodes: %s" % (model, check["message"])
+            checks.append(check)
+    return checks
+
+
 class ActionModule(ActionBase):
     """Gather every targeted host's checks from hostvars and write results.json (run once, on the controller)."""
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("run_id", "kind", "started", "playbook", "dest", "latest_link", "cluster_checks",
-                             "families", "diagnose"))
+                             "families", "diagnose", "fleet_baseline", "assets"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -58,13 +80,17 @@ class ActionModule(ActionBase):
             cluster_checks=dict(type="list", elements="dict", default=[]),
             families=dict(type="list", elements="str", default=[]),
             diagnose=dict(type="bool", default=False),
+            fleet_baseline=dict(type="bool", default=False),
+            assets=dict(type="bool", default=False),
         ))
         hostvars = task_vars["hostvars"]
         hosts = {}
+        asset_vars = {}
         for name in sorted(hostvars.keys()):
             host_vars = hostvars[name]
             if not host_vars.get("results_targeted"):
                 continue
+            asset_vars[name] = dict((key, host_vars.get(key)) for key in ("zhisuan_rack", "zhisuan_u", "bmc_address"))
             hosts[name] = host_record(
                 name,
                 host_vars.get("results_checks") or [],
@@ -85,12 +111,17 @@ class ActionModule(ActionBase):
             "hosts_total": len(hosts),
             "families": args["families"],
         }
-        document = build_results(run, hosts, args["cluster_checks"])
+        cluster_checks = list(args["cluster_checks"])
+        if args["fleet_baseline"]:
+            cluster_checks += _fleet_baseline(hosts)
+        document = build_results(run, hosts, cluster_checks)
         problems = validate(document)
         if problems:
             raise AnsibleActionFail("zhisuan.ops.results: the results document does not match its schema: %s"
                                     % "; ".join(problems[:5]))
         path = write_results(document, args["dest"], args["latest_link"])
+        if args["assets"]:
+            atomic_write(os.path.join(args["dest"], "assets.csv"), to_csv(asset_rows(document, asset_vars)))
         result.update(changed=True, path=path, dest=args["dest"], summary=document["summary"],
                       lines=summary_lines(document))
         return result

@@ -52,3 +52,44 @@ class ToolFailed(ZhisuanError):
 
 class ParseError(ZhisuanError):
     kind = "unparsable"
+
+
+class BMCError(ZhisuanError):
+    """A BMC did not do what was asked. ``tool`` is the protocol (``redfish``), ``detail`` what went wrong.
+
+    ``status`` is the HTTP status when there was one, ``resource`` the path asked for. Neither the detail nor
+    these fields ever carry a password or a session token.
+    """
+
+    kind = "bmc_error"
+
+    def __init__(self, tool, detail, status=None, resource=None, **kwargs):
+        self.status = status
+        self.resource = resource
+        super().__init__(tool, detail, **kwargs)
+
+    def as_dict(self):
+        result = super().as_dict()
+        for key in ("status", "resource"):
+            value = getattr(self, key)
+            if value is not None:
+                result[key] = value
+        return result
+
+
+class BMCAuthError(BMCError):
+    """The BMC refused the credentials (HTTP 401/403, or a session that could not be created)."""
+
+    kind = "auth_failed"
+
+
+class BMCUnreachable(BMCError):
+    """No answer: connection refused or timed out, name not resolved, or the TLS certificate not trusted."""
+
+    kind = "unreachable"
+
+
+class BMCHTTPError(BMCError):
+    """The BMC answered with an HTTP error status (other than an authentication failure)."""
+
+    kind = "http_error"

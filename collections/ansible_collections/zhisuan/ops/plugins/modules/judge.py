@@ -34,11 +34,13 @@ options:
     description: The check family whose rules to run.
     type: str
     required: true
-    choices: [gpu, xid, dcgm, dcgm_health, burn, burn_stability]
+    choices: [gpu, xid, dcgm, dcgm_health, burn, burn_stability, bmc, baseline, tuning]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and
-        C(ignore_unreachable) so failures reach the judge - C(gpu) M(zhisuan.ops.gpu_info), C(xid)
+        C(ignore_unreachable) so failures reach the judge - C(bmc) M(zhisuan.ops.redfish_info) or
+        M(zhisuan.ops.ipmi_info), C(baseline) M(zhisuan.ops.redfish_firmware_info) (or C(ipmi_info)), C(tuning)
+        M(zhisuan.ops.host_info), C(gpu) M(zhisuan.ops.gpu_info), C(xid)
         M(zhisuan.ops.xid_info), C(dcgm) M(zhisuan.ops.dcgm_diag), C(dcgm_health) M(zhisuan.ops.dcgm_health),
         C(burn) M(zhisuan.ops.gpu_burn) (its C(async_status) result), C(burn_stability) a result holding
         C(stability) (C(before), C(during), C(after) gpu facts and C(xid_before), C(xid_after) events).
@@ -70,6 +72,15 @@ options:
       - For C(family=xid), a site override of the shipped XID catalog (C(data/xid_catalog.yml)) - a path to a YAML
         file of the same shape, or the mapping itself (for example C(zhisuan_xid_catalog_overrides)).
     type: raw
+  context:
+    description:
+      - What else a family reads, by family. C(bmc) - C(log) (log entries of M(zhisuan.ops.redfish_log_info) or
+        M(zhisuan.ops.ipmi_info)), C(since) (ISO time; older entries are not judged), C(firmware) (for the report).
+        C(baseline) - C(software) (C(host.software) of M(zhisuan.ops.host_info)), C(baseline) (the site baseline,
+        usually C(zhisuan_baseline)), C(bios_attributes) (current BIOS attributes), C(bios_expected) (portable
+        names to values, usually C(zhisuan_expected.bios)) and C(vendor) (the BMC adapter, for the vendor's BIOS names).
+    type: dict
+    default: {}
   gpu_facts:
     description:
       - The node's C(gpu) facts from M(zhisuan.ops.gpu_info), for families that name GPUs by index, UUID and bus id

@@ -66,6 +66,19 @@ options:
     type: list
     elements: str
     default: []
+  fleet_baseline:
+    description:
+      - Add cluster checks C(baseline.<component>.drift) that name every node whose version of a component differs
+        from the others of its server model (from each host's C(facts.baseline.versions), written by the
+        C(baseline) family, grouped by C(facts.bmc.model)).
+    type: bool
+    default: false
+  assets:
+    description:
+      - Also write C(assets.csv) beside C(results.json) - the asset list (node, rack and U from C(zhisuan_rack) and
+        C(zhisuan_u), serial, model, BMC address, firmware versions, GPU model and count, driver).
+    type: bool
+    default: false
   diagnose:
     description:
       - Add a per-node diagnosis to each reachable host's C(facts.diagnosis) - the root cause (the most decisive

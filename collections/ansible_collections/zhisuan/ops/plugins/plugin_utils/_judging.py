@@ -14,6 +14,9 @@ an unreachable host is reported as such, with no checks; otherwise the family's 
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import baseline as baseline_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bmc as bmc_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning as tuning_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as dcgm_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
@@ -26,8 +29,8 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import m
 class Family(object):
     """What the judge needs to know about one check family.
 
-    ``rules(host, facts, ctx) -> (profile or None, checks)``; ``summarize(facts, profile) -> dict`` (the host's
-    report facts for the family).
+    ``rules(host, facts, ctx) -> (profile or None, checks)``; ``summarize(facts, profile, ctx) -> dict`` (the
+    host's report facts for the family).
     """
 
     def __init__(self, name, tool, facts_key, rules, summarize):
@@ -66,7 +69,7 @@ def _gpu_rules(host, facts, ctx):
     return profile, gpu_rules.judge_gpu(host, facts, profile, expected=ctx.expected, thresholds=ctx.thresholds)
 
 
-def _gpu_summary(facts, profile):
+def _gpu_summary(facts, profile, ctx=None):
     gpus = facts.get("gpus", [])
     names = sorted(set(gpu.get("name") or "unknown" for gpu in gpus))
     summary = {
@@ -91,7 +94,7 @@ def _stability_rules(host, facts, ctx):
         xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"), thresholds=ctx.thresholds)
 
 
-def _stability_summary(facts, profile):
+def _stability_summary(facts, profile, ctx=None):
     return stability_rules.summarize_stability(
         facts.get("before"), facts.get("during") or [], facts.get("after"),
         xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"))
@@ -112,14 +115,55 @@ def _dcgm_health_rules(host, facts, ctx):
     return None, dcgm_rules.judge_dcgm_health(host, facts, gpu_facts=ctx.gpu_facts)
 
 
+def _facts_only(summarize):
+    """A summary function of ``(facts, profile)`` as the registry calls it."""
+    return lambda facts, profile, ctx: summarize(facts, profile)
+
+
+def _bmc_rules(host, facts, ctx):
+    return None, bmc_rules.judge_bmc(host, facts, expected=ctx.expected, thresholds=ctx.thresholds,
+                                     log=ctx.extra.get("log"), since=ctx.extra.get("since"))
+
+
+def _bmc_summary(facts, profile, ctx):
+    return bmc_rules.summarize_bmc(facts, firmware=ctx.extra.get("firmware"))
+
+
+def _versions(facts, ctx):
+    return baseline_rules.gather_versions(firmware=facts, gpu_facts=ctx.gpu_facts, software=ctx.extra.get("software"))
+
+
+def _baseline_rules(host, facts, ctx):
+    checks = baseline_rules.judge_baseline(host, _versions(facts, ctx), ctx.extra.get("baseline") or {},
+                                           thresholds=ctx.thresholds)
+    if ctx.extra.get("bios_expected"):
+        checks += baseline_rules.judge_bios(host, ctx.extra.get("bios_attributes") or {}, ctx.extra["bios_expected"],
+                                            vendor_names=ctx.extra.get("bios_names"))
+    return None, checks
+
+
+def _baseline_summary(facts, profile, ctx):
+    return baseline_rules.summarize_baseline(_versions(facts, ctx))
+
+
+def _tuning_rules(host, facts, ctx):
+    return None, tuning_rules.judge_tuning(host, facts, gpu_facts=ctx.gpu_facts, expected=ctx.expected,
+                                           thresholds=ctx.thresholds)
+
+
 FAMILIES = {
     "gpu": Family("gpu", "nvidia-smi", "gpu", _gpu_rules, _gpu_summary),
-    "xid": Family("xid", "kernel-log", "xid", _xid_rules, xid_rules.summarize_xid),
-    "dcgm": Family("dcgm", "dcgmi", "dcgm", _dcgm_diag_rules, dcgm_rules.summarize_dcgm_diag),
-    "dcgm_health": Family("dcgm", "dcgmi", "dcgm_health", _dcgm_health_rules, dcgm_rules.summarize_dcgm_health),
-    "burn": Family("burn", "gpu_burn", "burn", _burn_rules, burn_rules.summarize_burn),
+    "xid": Family("xid", "kernel-log", "xid", _xid_rules, _facts_only(xid_rules.summarize_xid)),
+    "dcgm": Family("dcgm", "dcgmi", "dcgm", _dcgm_diag_rules, _facts_only(dcgm_rules.summarize_dcgm_diag)),
+    "dcgm_health": Family("dcgm", "dcgmi", "dcgm_health", _dcgm_health_rules,
+                          _facts_only(dcgm_rules.summarize_dcgm_health)),
+    "burn": Family("burn", "gpu_burn", "burn", _burn_rules, _facts_only(burn_rules.summarize_burn)),
     # the stability watch around a burn: gpu facts sampled before, during and after, and the XID events
     "burn_stability": Family("burn", "nvidia-smi", "stability", _stability_rules, _stability_summary),
+    # out-of-band (Redfish or IPMI, per bmc_protocol) and in-band delivery families
+    "bmc": Family("bmc", "bmc", "bmc", _bmc_rules, _bmc_summary),
+    "baseline": Family("baseline", "bmc", "firmware", _baseline_rules, _baseline_summary),
+    "tuning": Family("tuning", "host", "host", _tuning_rules, lambda facts, profile, ctx: tuning_rules.summarize_tuning(facts)),
 }
 
 
@@ -155,4 +199,4 @@ def judge_collected(family_name, host, collected, ctx=None):
         return [_collect_error(family, host, collected)], {}, False
     facts = collected[family.facts_key]
     profile, checks = family.rules(host, facts, ctx)
-    return checks, family.summarize(facts, profile), False
+    return checks, family.summarize(facts, profile, ctx), False

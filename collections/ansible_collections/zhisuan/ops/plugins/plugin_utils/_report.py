@@ -19,12 +19,12 @@ import json
 import math
 import os
 import re
-import tempfile
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
 from jinja2.exceptions import TemplateError
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
 
 try:
     from junit_xml import TestCase, TestSuite, to_xml_report_string
@@ -549,27 +549,6 @@ def render_reports(results, formats, template_dir):
     return rendered
 
 
-def _atomic_write(path, text):
-    """Write ``text`` to ``path`` through a temp file in the same directory and os.replace()."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _same_content(path, text):
     try:
         with open(path, "r", encoding="utf-8", newline="") as handle:
@@ -593,7 +572,7 @@ def write_plan(plan, dest_dir):
         os.makedirs(dest_dir, exist_ok=True)
         for dummy_fmt, path, text, changed in plan:
             if changed:
-                _atomic_write(path, text)
+                atomic_write(path, text)
     except OSError as exc:
         raise ReportError("zhisuan.ops.report: cannot write reports to %s: %s" % (dest_dir, exc))
 

@@ -83,19 +83,24 @@ def validate(results, schema=None):
     return problems
 
 
-def _atomic_write(path, text):
+def atomic_write(path, text):
+    """Write ``text`` to ``path`` through a temp file in the same directory and os.replace()."""
     directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 
@@ -133,8 +138,8 @@ def write_results(results, dest_dir, latest_link=None):
     if not os.path.isdir(dest_dir):
         os.makedirs(dest_dir)
     path = os.path.join(dest_dir, "results.json")
-    _atomic_write(path, json.dumps(results, indent=2, sort_keys=False, default=str) + "\n")
-    _atomic_write(os.path.join(dest_dir, "summary.txt"), "\n".join(summary_lines(results)) + "\n")
+    atomic_write(path, json.dumps(results, indent=2, sort_keys=False, default=str) + "\n")
+    atomic_write(os.path.join(dest_dir, "summary.txt"), "\n".join(summary_lines(results)) + "\n")
     if latest_link:
         point_latest(latest_link, dest_dir)
     return path

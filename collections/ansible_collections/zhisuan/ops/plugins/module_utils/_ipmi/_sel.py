@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""``ipmitool sel elist`` -> SEL records, and the severity of an SEL event (pure functions).
+
+Row forms read (all printed by real ipmitool versions):
+
+* ``  54 | 08/06/2020 | 15:05:37 | System ACPI Power State ACPI_Stat | S4/S5: soft-off | Asserted`` (1.8.18)
+* ``   4 | 11/30/26 | 21:44:41 UTC | Temperature GPU1 Temp | Upper Critical going high | Asserted | Reading 89 >
+  Threshold 87 degrees C`` (1.8.19: two-digit year, time zone, threshold detail)
+* ``  56 |  Pre-Init  |0000000085| …`` (logged before the BMC's clock was set: no date)
+* `` 123 | 10/16/2020 | 10:41:22 | OEM record dc | 000137 | 00c378895f00`` (OEM record: no sensor, no event text)
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+
+TOOL = "ipmitool"
+
+# ipmitool's sensor type names (sensor_type_desc), printed before the sensor's name in the sensor column.
+SENSOR_TYPES = (
+    "Temperature", "Voltage", "Current", "Fan", "Physical Security", "Platform Security", "Processor",
+    "Power Supply", "Power Unit", "Cooling Device", "Other", "Memory", "Drive Slot / Bay", "POST Memory Resize",
+    "System Firmwares", "Event Logging Disabled", "Watchdog1", "System Event", "Critical Interrupt", "Button",
+    "Module / Board", "Microcontroller", "Add-in Card", "Chassis", "Chip Set", "Other FRU", "Cable / Interconnect",
+    "Terminator", "System Boot Initiated", "Boot Error", "OS Boot", "OS Critical Stop", "Slot / Connector",
+    "System ACPI Power State", "Watchdog2", "Platform Alert", "Entity Presence", "Monitor ASIC", "LAN",
+    "Management Subsys Health", "Battery", "Session Audit", "Version Change", "FRU State", "Unknown",
+)
+_TYPES_LONGEST_FIRST = sorted(SENSOR_TYPES, key=len, reverse=True)
+_DATE = re.compile(r"^(\d{2})/(\d{2})/(\d{4}|\d{2})$")
+_TIME = re.compile(r"^(\d{2}):(\d{2}):(\d{2})(?:\s+([A-Za-z][A-Za-z0-9+:-]*))?$")
+_UTC_NAMES = ("UTC", "GMT", "Z", "UCT")
+
+# Severity of an asserted event, by its text (ipmitool's event strings). Checked in this order; the first match wins.
+_SEVERITY_RULES = (
+    ("Warning", re.compile(r"predictive failure|non-critical|redundancy (lost|degraded)|(?<!un)correctable|"
+                           r"intrusion|throttl|configuration error|limit reached", re.I)),
+    ("Critical", re.compile(r"(?<!non-)critical going|non-recoverable|transition to critical|failure detected|"
+                            r"\bac lost|uncorrectable|\bierr\b|thermal trip|machine check|\bfatal|serr|perr|"
+                            r"critical stop|power supply .*lost|bus error|failed|fault", re.I)),
+)
+
+
+def _ignore(msg):
+    pass
+
+
+def split_sensor(column):
+    """``Temperature GPU1 Temp`` -> (``Temperature``, ``GPU1 Temp``); ``OS Boot`` -> (``OS Boot``, None)."""
+    column = column.strip()
+    for name in _TYPES_LONGEST_FIRST:
+        if column == name:
+            return name, None
+        if column.startswith(name + " "):
+            return name, column[len(name) + 1:].strip() or None
+    return None, column or None
+
+
+def _created(date, time_, utc, warn, where):
+    """ISO 8601 time of a row, or None (``Pre-Init``: logged before the clock was set)."""
+    if date.lower().replace("-", "") == "preinit":
+        return None
+    d, t = _DATE.match(date), _TIME.match(time_)
+    if not d or not t:
+        warn("ipmitool sel elist: %s: unreadable time %r %r; please report" % (where, date, time_))
+        return None
+    year = int(d.group(3))
+    year = year + 2000 if year < 100 else year
+    text = "%04d-%s-%sT%s:%s:%s" % (year, d.group(1), d.group(2), t.group(1), t.group(2), t.group(3))
+    zone = t.group(4)
+    if (zone and zone.upper() in _UTC_NAMES) or (zone is None and utc):
+        return text + "+00:00"
+    return text
+
+
+def sel_severity(event, direction=None, oem=False):
+    """``OK`` | ``Warning`` | ``Critical`` | None for one SEL event.
+
+    A deasserted event (the condition ended) is OK; OEM records and events without text cannot be read: None.
+    """
+    if oem or not (event or "").strip():
+        return None
+    if (direction or "").strip().lower() == "deasserted":
+        return "OK"
+    for severity, pattern in _SEVERITY_RULES:
+        if pattern.search(event):
+            return severity
+    return "OK"
+
+
+def parse_sel_elist(text, warn=_ignore, utc=False):
+    """``ipmitool sel elist`` -> records: id, created, timestamp, sensor_type, sensor, event, direction, detail, oem,
+    severity, message.
+
+    ``utc``: the rows were printed in UTC (ipmitool ran with ``TZ=UTC``), so a time without a zone is UTC.
+    ``SEL has no entries`` (and no output) is an empty list.
+    """
+    out = []
+    for line in (text or "").splitlines():
+        if not line.strip() or line.strip() == "SEL has no entries":
+            continue
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) < 5 or not re.match(r"^[0-9A-Fa-f]+$", fields[0]):
+            warn("ipmitool sel elist: unexpected line %r; please report" % line[:200])
+            continue
+        record_id, date, time_, sensor_column = fields[:4]
+        rest = fields[4:]
+        oem = sensor_column.startswith("OEM record")
+        sensor_type, sensor = (None, None) if oem else split_sensor(sensor_column)
+        event = None if oem else (rest[0] or None)
+        direction = None
+        if not oem and len(rest) > 1 and rest[1] in ("Asserted", "Deasserted"):
+            direction = rest[1]
+        detail = " | ".join(rest[2:]) if direction else (" | ".join(rest[1:]) if not oem else " | ".join(rest))
+        out.append({
+            "id": record_id,
+            "created": _created(date, time_, utc, warn, "record %s" % record_id),
+            "timestamp": ("%s %s" % (date, time_)).strip(),
+            "sensor_type": sensor_type,
+            "sensor": sensor,
+            "event": event,
+            "direction": direction,
+            "detail": detail or None,
+            "oem": oem,
+            "severity": sel_severity(event, direction, oem),
+            "message": " | ".join([sensor_column] + rest),
+        })
+    if not out and (text or "").strip() and "SEL has no entries" not in text:
+        raise ParseError(TOOL, "no SEL record in the output of `ipmitool sel elist`: %r" % text[:120])
+    return out

@@ -1,0 +1,411 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""BMC judgement rules: ``bmc`` facts (docs/bmc-facts.md, Redfish or IPMI) + the bill of materials -> checks.
+
+Pure functions, stdlib only. Check order: ``bmc.readout.resources``, ``bmc.power.state``, ``bmc.health.system``,
+``bmc.sensor.<kind>`` (kinds in SENSOR_KINDS order), ``bmc.psu.health`` per PSU, ``bmc.fan.health`` per fan,
+``bmc.sel.critical``, then the inventory against ``zhisuan_expected``: ``bmc.gpu.count``, ``bmc.gpu.model``,
+``bmc.memory.count``, ``bmc.memory.size``, ``bmc.nic.count``, ``bmc.drive.count``, ``bmc.psu.count``.
+
+Sensors: a sensor outside its critical or fatal thresholds fails, one outside its caution thresholds warns
+(comparisons are strict: a reading equal to a threshold is inside it, as a BMC reports "0 RPM, lower critical 0" on
+an empty fan bay); a sensor whose health is Critical fails and Warning warns even without thresholds. Every sensor
+out of range is its own check (component = the sensor); the sensors of a kind that are fine are one pass check.
+
+Inventory keys of ``zhisuan_expected`` (each optional; no key, no check): ``gpu_count`` and ``gpu_model`` (shared
+with the ``gpu`` family: the same bill of materials seen in-band and by the BMC), ``dimm_count``, ``memory_gib``,
+``bmc_nic_count`` (network adapters as the BMC lists them, onboard ones included: not the RDMA NIC count of the
+``nic`` family), ``drive_count``, ``psu_count``. A list the protocol cannot read (``null``, e.g. memory over IPMI)
+is a skip.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import compile_pattern, fmt, to_number
+
+SENSOR_KINDS = ("temperature", "voltage", "current", "power", "fan", "other")
+_SENSOR_REMEDY = {"fan": "replace_part"}
+_SENSOR_WHY = {
+    "temperature": "check cooling (fans, airflow, inlet temperature, heatsinks)",
+    "voltage": "check power delivery (PSUs, VRs) with the vendor",
+    "current": "check power delivery (PSUs, VRs) with the vendor",
+    "power": "check power delivery and the power cap",
+    "fan": "the fan is failing or missing; replace it",
+    "other": "look at the sensor in the BMC",
+}
+SEL_EVIDENCE_MAX = 10
+
+
+def _count(number, singular, many):
+    return "%d %s" % (number, singular if number == 1 else many)
+
+
+def _label(item, default):
+    return str(item.get("name") or item.get("id") or default)
+
+
+def _reading(value, units):
+    return "%s %s" % (fmt(value), units) if units else fmt(value)
+
+
+def _sensor_verdict(sensor):
+    """(status, reason) of one sensor; status None when there is nothing to judge."""
+    reading = sensor.get("reading")
+    limits = sensor.get("thresholds") or {}
+    if isinstance(reading, (int, float)) and not isinstance(reading, bool):
+        for level, status in (("fatal", "fail"), ("critical", "fail"), ("caution", "warn")):
+            upper = limits.get("upper_" + level)
+            lower = limits.get("lower_" + level)
+            if upper is not None and reading > upper:
+                return status, "above its upper %s threshold %s" % (level, fmt(upper))
+            if lower is not None and reading < lower:
+                return status, "below its lower %s threshold %s" % (level, fmt(lower))
+    health = sensor.get("health")
+    if health == "Critical":
+        return "fail", "reported Critical by the BMC"
+    if health == "Warning":
+        return "warn", "reported Warning by the BMC"
+    if reading is None and health is None:
+        return None, "no reading"
+    return "pass", "within its thresholds"
+
+
+def _sensor_checks(host, sensors):
+    checks = []
+    by_kind = {}
+    for sensor in sensors:
+        kind = sensor.get("kind") if sensor.get("kind") in SENSOR_KINDS else "other"
+        by_kind.setdefault(kind, []).append(sensor)
+    for kind in SENSOR_KINDS:
+        fine = []
+        for sensor in by_kind.get(kind, []):
+            status, why = _sensor_verdict(sensor)
+            if status is None:
+                continue
+            if status == "pass":
+                fine.append(sensor)
+                continue
+            name = _label(sensor, "sensor")
+            limits = sensor.get("thresholds") or {}
+            bounds = ", ".join("%s=%s" % (key, fmt(value)) for key, value in sorted(limits.items()) if value is not None)
+            checks.append(make_check(
+                "bmc.sensor.%s" % kind, host, status, component="Sensor %s" % name,
+                observed=sensor.get("reading"), expected=bounds or "health OK",
+                message="%s sensor %s reads %s, %s: %s" % (kind.capitalize(), name,
+                                                           _reading(sensor.get("reading"), sensor.get("units")), why,
+                                                           _SENSOR_WHY[kind]),
+                remedy=_SENSOR_REMEDY.get(kind, "investigate"),
+                evidence="reading=%s, health=%s%s" % (fmt(sensor.get("reading")), fmt(sensor.get("health")),
+                                                      ", " + bounds if bounds else "")))
+        if fine:
+            names = [_label(sensor, "?") for sensor in fine]
+            checks.append(make_check(
+                "bmc.sensor.%s" % kind, host, "pass", component="Sensors (%s)" % kind, observed=len(fine),
+                expected="within thresholds",
+                message="%s within %s thresholds" % (_count(len(fine), "%s sensor is" % kind, "%s sensors are" % kind),
+                                                     "its" if len(fine) == 1 else "their"),
+                evidence=", ".join(names[:20]) + (" …" if len(names) > 20 else "")))
+    return checks
+
+
+def _power_check(host, system):
+    state = system.get("power_state")
+    evidence = "PowerState=%s" % fmt(state)
+    if state is None:
+        return make_check("bmc.power.state", host, "error", component="System power", observed=None, expected="On",
+                          message="The BMC did not report the power state of the system", remedy="investigate",
+                          evidence=evidence)
+    if state == "On":
+        return make_check("bmc.power.state", host, "pass", component="System power", observed=state, expected="On",
+                          message="The system is powered on", evidence=evidence)
+    if state in ("PoweringOn", "PoweringOff"):
+        return make_check("bmc.power.state", host, "warn", component="System power", observed=state, expected="On",
+                          message="The system is %s; check again once it has settled" % state, remedy="monitor",
+                          evidence=evidence)
+    # Off: not power_cycle (there is nothing to cycle, and a node held off on purpose or by a tripped breaker must
+    # not be switched on blindly): a person finds out why, then powers it on (zhisuan.ops power module, state=on).
+    return make_check("bmc.power.state", host, "fail", component="System power", observed=state, expected="On",
+                      message="The system is powered %s: find out why (held off on purpose, PDU or breaker, power "
+                              "fault in the SEL), then power it on through the BMC" % state.lower(),
+                      remedy="investigate", evidence=evidence)
+
+
+def _health_check(host, system):
+    health = system.get("health")
+    if health is None:
+        return None
+    status = {"OK": "pass", "Warning": "warn", "Critical": "fail"}.get(health, "warn")
+    message = ("The BMC reports the system healthy" if status == "pass"
+               else "The BMC reports the system's health as %s; see its sensors, PSUs, fans and log below" % health)
+    return make_check("bmc.health.system", host, status, component="System", observed=health, expected="OK",
+                      message=message, remedy=None if status == "pass" else "investigate",
+                      evidence="Status.Health=%s" % health)
+
+
+def _psu_checks(host, supplies):
+    checks = []
+    feeding = [psu for psu in supplies if isinstance(psu.get("input_watts"), (int, float)) and psu["input_watts"] > 0]
+    for position, psu in enumerate(supplies):
+        name = _label(psu, "PSU %d" % position)
+        health, state = psu.get("health"), psu.get("state")
+        evidence = "health=%s, state=%s, input_watts=%s, model=%s, serial=%s" % (
+            fmt(health), fmt(state), fmt(psu.get("input_watts")), fmt(psu.get("model")), fmt(psu.get("serial")))
+        component = "PSU %s" % name
+        if state == "Absent":
+            checks.append(make_check("bmc.psu.health", host, "skip", component=component, observed="Absent",
+                                     expected="OK", message="%s: the bay is empty (see bmc.psu.count)" % component,
+                                     evidence=evidence))
+        elif health == "Critical":
+            checks.append(make_check("bmc.psu.health", host, "fail", component=component, observed=health,
+                                     expected="OK", message="%s has failed (health Critical): replace it" % component,
+                                     remedy="replace_part", evidence=evidence))
+        elif psu.get("input_watts") == 0 and feeding:
+            checks.append(make_check("bmc.psu.health", host, "warn", component=component, observed="no input power",
+                                     expected="input power", remedy="check_cable", evidence=evidence,
+                                     message="%s draws no input power while %s: check its power cord and PDU "
+                                             "outlet (the node has lost power redundancy)"
+                                             % (component, _count(len(feeding), "other PSU does", "other PSUs do"))))
+        elif health == "Warning":
+            checks.append(make_check("bmc.psu.health", host, "warn", component=component, observed=health,
+                                     expected="OK", remedy="investigate", evidence=evidence,
+                                     message="%s reports Warning: check its input power and the BMC log" % component))
+        elif health is None:
+            checks.append(make_check("bmc.psu.health", host, "skip", component=component, observed=None,
+                                     expected="OK", message="%s: the BMC reports no health" % component,
+                                     evidence=evidence))
+        else:
+            checks.append(make_check("bmc.psu.health", host, "pass", component=component, observed=health,
+                                     expected="OK", message="%s is healthy" % component, evidence=evidence))
+    return checks
+
+
+def _fan_checks(host, fans):
+    checks = []
+    for position, fan in enumerate(fans):
+        name = _label(fan, "Fan %d" % position)
+        health, state = fan.get("health"), fan.get("state")
+        evidence = "health=%s, state=%s, reading=%s" % (fmt(health), fmt(state),
+                                                        _reading(fan.get("reading"), fan.get("units")))
+        component = "Fan %s" % name
+        if state == "Absent" or health is None:
+            status, message, remedy = "skip", "%s: %s" % (component, "no fan in this bay" if state == "Absent"
+                                                          else "the BMC reports no health"), None
+        elif health == "Critical":
+            status, message, remedy = "fail", "%s has failed (health Critical): replace it" % component, "replace_part"
+        elif health == "Warning":
+            status, message, remedy = "warn", "%s reports Warning (degraded speed?): plan its replacement" % component, "replace_part"
+        else:
+            status, message, remedy = "pass", "%s is healthy" % component, None
+        checks.append(make_check("bmc.fan.health", host, status, component=component, observed=health,
+                                 expected="OK", message=message, remedy=remedy, evidence=evidence))
+    return checks
+
+
+def parse_time(value):
+    """An ISO 8601 time (``2024-05-01T10:00:00Z``, ``...+08:00``, a date) as an aware datetime, or None."""
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+    if not value:
+        return None
+    text = str(value).strip().replace("Z", "+00:00").replace(" ", "T", 1)
+    try:
+        parsed = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+
+
+def _sel_check(host, log, since):
+    if log is None:
+        return make_check("bmc.sel.critical", host, "skip", component="System event log", expected="no Critical entries",
+                          message="The BMC log was not collected")
+    start = parse_time(since)
+    if since and start is None:
+        raise ValueError("since must be an ISO 8601 time, got %r" % (since,))
+    critical = []
+    for entry in log:
+        if entry.get("severity") != "Critical":
+            continue
+        when = parse_time(entry.get("created"))
+        if start is not None and when is not None and when < start:
+            continue
+        critical.append(entry)
+    window = " since %s" % since if since else ""
+    if not critical:
+        return make_check("bmc.sel.critical", host, "pass", component="System event log", observed=0,
+                          expected="no Critical entries%s" % window,
+                          message="No Critical entries in the BMC log%s (%s read)" % (window, _count(len(log), "entry", "entries")))
+    lines = ["%s %s: %s%s" % (entry.get("created") or "time unknown", entry.get("source") or "log", entry.get("message") or "",
+                              " (%s)" % entry["message_id"] if entry.get("message_id") else "")
+             for entry in critical[:SEL_EVIDENCE_MAX]]
+    if len(critical) > SEL_EVIDENCE_MAX:
+        lines.append("… %d more" % (len(critical) - SEL_EVIDENCE_MAX))
+    return make_check("bmc.sel.critical", host, "fail", component="System event log", observed=len(critical),
+                      expected="no Critical entries%s" % window,
+                      message="The BMC logged %s%s; read them before sign-off (the newest: %s)"
+                              % (_count(len(critical), "Critical entry", "Critical entries"), window,
+                                 critical[-1].get("message") or "?"),
+                      remedy="investigate", evidence="\n".join(lines))
+
+
+# ------------------------------------------------------------------------------------- inventory vs the BOM
+
+_INVENTORY = (
+    # check id, facts list, expected key, (one, many), remedy when fewer, how an item counts as present
+    ("bmc.gpu.count", "gpus", "gpu_count", ("GPU", "GPUs"), "reseat", None),
+    ("bmc.memory.count", "memory", "dimm_count", ("DIMM", "DIMMs"), "reseat", "memory"),
+    ("bmc.nic.count", "nics", "bmc_nic_count", ("network adapter", "network adapters"), "reseat", None),
+    ("bmc.drive.count", "drives", "drive_count", ("drive", "drives"), "reseat", None),
+    ("bmc.psu.count", "power_supplies", "psu_count", ("power supply", "power supplies"), "replace_part", "state"),
+)
+
+
+def _present(items, rule):
+    if rule == "memory":
+        return [item for item in items if item.get("state") != "Absent" and (item.get("capacity_mib") or 0) > 0]
+    if rule == "state":
+        return [item for item in items if item.get("state") != "Absent"]
+    return list(items)
+
+
+def _count_check(host, facts, check_id, key, want_key, words, remedy, rule, expected):
+    one, many = words
+    items = facts.get(key)
+    protocol = facts.get("protocol") or "this protocol"
+    component = "%s (BMC view)" % (many[0].upper() + many[1:])
+    want = expected.get(want_key)
+    if items is None:
+        return make_check(check_id, host, "skip", component=component, expected=want,
+                          message="The BMC does not report %s over %s" % (many, protocol))
+    present = _present(items, rule)
+    names = ", ".join(_label(item, "?") for item in present[:24]) or "none"
+    if want is None:
+        return make_check(check_id, host, "skip", component=component, observed=len(present),
+                          message="The BMC lists %s; set zhisuan_expected.%s to check the count"
+                                  % (_count(len(present), one, many), want_key), evidence=names)
+    want = int(to_number(want, "zhisuan_expected.%s" % want_key))
+    if len(present) == want:
+        return make_check(check_id, host, "pass", component=component, observed=len(present), expected="== %d" % want,
+                          message="The BMC lists the %s expected" % _count(want, one, many), evidence=names)
+    if len(present) < want:
+        return make_check(check_id, host, "fail", component=component, observed=len(present), expected="== %d" % want,
+                          message="The BMC lists %d of the %d %s of the bill of materials: a part is missing or not "
+                                  "detected; reseat it (then replace it)" % (len(present), want, many),
+                          remedy=remedy, evidence=names)
+    return make_check(check_id, host, "fail", component=component, observed=len(present), expected="== %d" % want,
+                      message="The BMC lists %s but the bill of materials has %d: the node is not the one ordered"
+                              % (_count(len(present), one, many), want), remedy="investigate", evidence=names)
+
+
+def _gpu_model_check(host, facts, expected):
+    gpus = facts.get("gpus")
+    pattern = expected.get("gpu_model")
+    if gpus is None or not pattern:
+        return make_check("bmc.gpu.model", host, "skip", component="GPUs (BMC view)", expected=pattern,
+                          message="No GPU model to compare (%s)" % ("the BMC does not report GPUs" if gpus is None
+                                                                    else "zhisuan_expected.gpu_model not set"))
+    models = [gpu.get("model") for gpu in gpus]
+    if not any(models):
+        return make_check("bmc.gpu.model", host, "skip", component="GPUs (BMC view)", expected=pattern,
+                          message="The BMC lists GPUs but not their model")
+    rx = compile_pattern(str(pattern))
+    wrong = ["%s: %s" % (_label(gpu, "GPU"), gpu.get("model")) for gpu in gpus if gpu.get("model") and not rx.search(gpu["model"])]
+    evidence = ", ".join(sorted(set(model for model in models if model)))
+    if wrong:
+        return make_check("bmc.gpu.model", host, "fail", component="GPUs (BMC view)", observed="; ".join(wrong),
+                          expected=str(pattern), remedy="replace_part", evidence=evidence,
+                          message="%s not the model of the bill of materials (%s): %s"
+                                  % (_count(len(wrong), "GPU is", "GPUs are"), pattern, "; ".join(wrong)))
+    return make_check("bmc.gpu.model", host, "pass", component="GPUs (BMC view)", observed=evidence,
+                      expected=str(pattern), message="Every GPU the BMC lists is a %s" % evidence, evidence=evidence)
+
+
+def _memory_size_check(host, facts, expected):
+    memory = facts.get("memory")
+    want = expected.get("memory_gib")
+    if memory is None or want is None:
+        return make_check("bmc.memory.size", host, "skip", component="Memory (BMC view)", expected=want,
+                          message="No memory size to compare (%s)" % ("the BMC does not report DIMMs" if memory is None
+                                                                      else "zhisuan_expected.memory_gib not set"))
+    present = _present(memory, "memory")
+    total = sum(item.get("capacity_mib") or 0 for item in present) / 1024.0
+    want = to_number(want, "zhisuan_expected.memory_gib")
+    evidence = "%s present, %s GiB" % (_count(len(present), "DIMM", "DIMMs"), fmt(round(total, 1)))
+    if abs(total - want) < 0.5:
+        return make_check("bmc.memory.size", host, "pass", component="Memory (BMC view)", observed=round(total, 1),
+                          expected="== %s GiB" % fmt(want), message="%s GiB of memory, as ordered" % fmt(round(total, 1)),
+                          evidence=evidence)
+    fewer = total < want
+    return make_check("bmc.memory.size", host, "fail", component="Memory (BMC view)", observed=round(total, 1),
+                      expected="== %s GiB" % fmt(want), remedy="reseat" if fewer else "replace_part", evidence=evidence,
+                      message="The BMC sees %s GiB of memory, the bill of materials says %s GiB: %s"
+                              % (fmt(round(total, 1)), fmt(want), "a DIMM is missing or not detected; reseat it"
+                                 if fewer else "DIMMs of the wrong size are fitted"))
+
+
+# ------------------------------------------------------------------------------------------- entry points
+
+def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=None):
+    """Judge one host's ``bmc`` facts. ``log``: the BMC log entries (``log`` of the log module), ``since``: ISO time
+    from which Critical entries count (``None``: all). ``thresholds`` is accepted for symmetry with the other
+    families; the sensor limits are the BMC's own. Returns check records."""
+    expected = expected or {}
+    facts = bmc_facts or {}
+    system = facts.get("system") or {}
+    checks = []
+    errors = facts.get("errors") or []
+    if errors:
+        checks.append(make_check("bmc.readout.resources", host, "warn", component="BMC", observed=len(errors),
+                                 expected="0 unreadable resources", remedy="investigate",
+                                 message="The BMC did not answer for %s, so the checks below may be incomplete"
+                                         % _count(len(errors), "resource", "resources"),
+                                 evidence="; ".join("%s: %s" % (item.get("resource"), item.get("error")) for item in errors)))
+    else:
+        checks.append(make_check("bmc.readout.resources", host, "pass", component="BMC", observed=0,
+                                 expected="0 unreadable resources", message="Every BMC resource read could be read"))
+    checks.append(_power_check(host, system))
+    health = _health_check(host, system)
+    if health is not None:
+        checks.append(health)
+    checks.extend(_sensor_checks(host, facts.get("sensors") or []))
+    checks.extend(_psu_checks(host, facts.get("power_supplies") or []))
+    checks.extend(_fan_checks(host, facts.get("fans") or []))
+    checks.append(_sel_check(host, log, since))
+    for check_id, key, want_key, words, remedy, rule in _INVENTORY:
+        checks.append(_count_check(host, facts, check_id, key, want_key, words, remedy, rule, expected))
+        if check_id == "bmc.gpu.count":
+            checks.append(_gpu_model_check(host, facts, expected))
+        if check_id == "bmc.memory.count":
+            checks.append(_memory_size_check(host, facts, expected))
+    return checks
+
+
+def summarize_bmc(bmc_facts, firmware=None):
+    """The report's facts for the host's BMC: identity, BIOS and BMC firmware, power state."""
+    facts = bmc_facts or {}
+    system = facts.get("system") or {}
+    manager = facts.get("manager") or {}
+    bmc_firmware = manager.get("firmware_version")
+    for item in firmware or []:
+        if bmc_firmware is None and item.get("component") == "bmc":
+            bmc_firmware = item.get("version")
+    return {
+        "protocol": facts.get("protocol"),
+        "address": facts.get("address"),
+        "vendor": facts.get("vendor"),
+        "manufacturer": system.get("manufacturer"),
+        "model": system.get("model"),
+        "serial": system.get("serial"),
+        "bios_version": system.get("bios_version"),
+        "bmc_firmware": bmc_firmware,
+        "power_state": system.get("power_state"),
+        "health": system.get("health"),
+    }

@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""What redfish_info and redfish_firmware_info read: the ``bmc`` facts (docs/bmc-facts.md) and the firmware inventory.
+
+A list is None when the service offers no resource for it, or the resource could not be read (the reason is in
+``errors``); an empty list means the resource was read and lists nothing. Thermal and power data come from the old
+``Thermal``/``Power`` resources where a chassis has them (one read each, thresholds inline) and from
+``ThermalSubsystem``, ``PowerSubsystem`` and ``Sensors`` where it has only those; fans and power supplies from the
+newer resources where the old ones do not list them.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import transform_env as env
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
+    chassis_facts, drive_facts, firmware_facts, gpu_from_pcie_device, gpu_from_processor, link, manager_facts, memory_facts,
+    nic_facts, pcie_device_facts, processor_facts, processor_type, state)
+
+
+def run_info(module):
+    """redfish_info: ``{"bmc": facts}``."""
+    with connect(module) as client:
+        return {"bmc": collect_bmc(RedfishService(client))}
+
+
+def run_firmware_info(module):
+    """redfish_firmware_info: ``{"firmware": [...], "vendor": ..., "errors": [...]}``."""
+    with connect(module) as client:
+        service = RedfishService(client)
+        firmware = collect_firmware(service)
+        return {"firmware": firmware, "vendor": service.adapter.name, "errors": list(service.errors)}
+
+
+def collect_bmc(service):
+    adapter = service.adapter
+    system = service.system
+    manager = service.manager_of(system)
+    chassis = service.chassis
+    processors = _processors(service, system)
+    facts = {
+        "protocol": "redfish",
+        "address": service.client.address,
+        "vendor": adapter.name,
+        "manager": manager_facts(manager, adapter.version) if manager else None,
+        "system": adapter.system_facts(system),
+        "chassis": None if chassis is None else [chassis_facts(item) for item in chassis],
+        "processors": None if processors is None else [processor_facts(item) for item in processors],
+        "gpus": _gpus(service, processors),
+        "memory": _each(service.members(link(system, "Memory")), memory_facts),
+        "pcie_devices": _each(_pcie_devices(service, system, chassis or []), pcie_device_facts),
+        "nics": _each(_gathered(service, chassis or [], "NetworkAdapters"), nic_facts),
+        "drives": _each(_drives(service, system), drive_facts),
+    }
+    facts.update(environment(service, chassis or []))
+    facts["fru"] = None
+    facts["errors"] = list(service.errors)
+    return facts
+
+
+def collect_firmware(service):
+    """The firmware inventory as ``firmware`` facts (None when the service has no readable one)."""
+    adapter = service.adapter
+    update = service.try_get(link(service.root, "UpdateService"))
+    items = service.members(link(update, "FirmwareInventory")) if update else None
+    if items is None:
+        return None
+    return [firmware_facts(item, adapter.classify_firmware, adapter.version) for item in items
+            if adapter.keep_firmware(item, items)]
+
+
+def _each(items, transform):
+    return None if items is None else [transform(item) for item in items]
+
+
+def _joined(parts):
+    """Concatenate the lists of several sources; None when every source was None."""
+    found = [part for part in parts if part is not None]
+    return None if not found else [item for part in found for item in part]
+
+
+def _processors(service, system):
+    sources = [other for other in service.adapter.processor_systems(service.systems, system) if link(other, "Processors")]
+    return _joined([service.members(link(other, "Processors")) for other in sources])
+
+
+def _gpus(service, processors):
+    gpus = [gpu_from_processor(item) for item in processors or [] if processor_type(item) == "GPU"]
+    if gpus:
+        return gpus
+    devices = service.adapter.gpu_pcie_devices(service)
+    if devices:
+        return [gpu_from_pcie_device(item) for item in devices]
+    return None if processors is None else []
+
+
+def _gathered(service, chassis, key):
+    """The members of the ``key`` collection of every chassis that has one."""
+    return _joined([service.members(link(item, key)) for item in chassis if link(item, key)])
+
+
+def _pcie_devices(service, system, chassis):
+    """PCIe devices from the chassis (their standard place), else from the system's ``PCIeDevices`` links."""
+    if any(link(item, "PCIeDevices") for item in chassis):
+        return _gathered(service, chassis, "PCIeDevices")
+    references = [item for item in system.get("PCIeDevices") or [] if isinstance(item, dict) and item.get("@odata.id")]
+    if not references:
+        return None
+    return service.resolve(references, system.get("@odata.id") + "#/PCIeDevices")
+
+
+def _drives(service, system):
+    storage = service.members(link(system, "Storage"))
+    if storage is None:
+        return None
+    parts = [[]]
+    for controller in storage:
+        references = [item for item in controller.get("Drives") or [] if isinstance(item, dict) and item.get("@odata.id")]
+        parts.append(service.resolve(references, (controller.get("@odata.id") or "") + "#/Drives"))
+    return _joined(parts)
+
+
+def environment(service, chassis):
+    """``power_supplies``, ``fans`` and ``sensors`` of every chassis (each None when no chassis offers it)."""
+    parts = {"power_supplies": [], "fans": [], "sensors": []}
+    for item in chassis:
+        for key, value in _chassis_environment(service, item).items():
+            parts[key].append(value)
+    return dict((key, _joined(values)) for key, values in parts.items())
+
+
+def _chassis_environment(service, chassis):
+    thermal = service.try_get(link(chassis, "Thermal"))
+    power = service.try_get(link(chassis, "Power"))
+    subsystems = {}
+
+    def subsystem(key):
+        if key not in subsystems:
+            subsystems[key] = service.try_get(link(chassis, key))
+        return subsystems[key]
+
+    sensors = None
+    if thermal is not None or power is not None:
+        sensors = (env.thermal_sensors(thermal) if thermal else []) + (env.power_sensors(power) if power else [])
+    elif link(chassis, "Sensors"):
+        found = service.members(link(chassis, "Sensors"))
+        sensors = None if found is None else [env.sensor_facts(item) for item in found if state(item) != "Absent"]
+    if sensors is None and thermal is None and link(chassis, "ThermalSubsystem") and subsystem("ThermalSubsystem"):
+        metrics = service.try_get(link(subsystem("ThermalSubsystem"), "ThermalMetrics"))
+        sensors = env.thermal_metrics_sensors(metrics) if metrics is not None else None
+
+    fans = None
+    if thermal and thermal.get("Fans"):
+        fans = env.thermal_fans(thermal)
+    elif link(chassis, "ThermalSubsystem") and subsystem("ThermalSubsystem"):
+        found = service.members(link(subsystem("ThermalSubsystem"), "Fans"))
+        fans = None if found is None else [env.fan_facts(item) for item in found]
+    elif thermal is not None:
+        fans = []
+
+    supplies = None
+    if power and power.get("PowerSupplies"):
+        supplies = env.power_supplies(power)
+    elif link(chassis, "PowerSubsystem") and subsystem("PowerSubsystem"):
+        found = service.members(link(subsystem("PowerSubsystem"), "PowerSupplies"))
+        supplies = None if found is None else [
+            env.psu_facts(item, service.try_get(link(item, "Metrics")) if link(item, "Metrics") else None) for item in found]
+    elif power is not None:
+        supplies = []
+    return {"power_supplies": supplies, "fans": fans, "sensors": sensors}
