@@ -138,3 +138,14 @@ def _report_odd_lines(node, warn):
             warn("nvidia-smi: unexpected line %d %r (neither 'Label : value' nor a section); please report"
                  % (kid.line, kid.label[:80]))
         _report_odd_lines(kid, warn)
+
+
+def warn_once(warn):
+    """A ``warn`` callback that passes each distinct message on once (None: drop them)."""
+    seen = set()
+
+    def emit(msg):
+        if warn is not None and msg not in seen:
+            seen.add(msg)
+            warn(msg)
+    return emit

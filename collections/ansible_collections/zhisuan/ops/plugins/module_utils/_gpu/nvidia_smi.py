@@ -19,7 +19,7 @@ import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_tree import (
-    TOOL, prepare, text_tree, xml_tree,
+    TOOL, prepare, text_tree, warn_once, xml_tree,
 )
 
 # Values that mean "this GPU/driver has no such reading" -> null.
@@ -175,16 +175,6 @@ def _known_keys():
 
 
 KNOWN = _known_keys()
-
-
-def _warner(warn):
-    seen = set()
-
-    def emit(msg):
-        if warn is not None and msg not in seen:
-            seen.add(msg)
-            warn(msg)
-    return emit
 
 
 def _set(target, dotted, value):
@@ -434,7 +424,7 @@ def _check_text_complete(blocks, attached):
 
 
 def _guarded(tree_text, source, warn):
-    emit = _warner(warn)
+    emit = warn_once(warn)
     try:
         tree = xml_tree(tree_text) if source == "xml" else text_tree(tree_text, emit)
         return _facts(tree, source, tree_text, emit)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_tree import warn_once
 
 TOOL = "nvidia-smi nvlink"
 
@@ -35,16 +36,6 @@ _INACTIVE = "<inactive>"
 _NO_NVLINK = "device does not have or support nvlink"
 _ALL_INACTIVE = "nvml: unable to retrieve nvlink information as all links are inactive"
 _MIG = "nvlink queries are not supported for devices in mig mode"
-
-
-def _warner(warn):
-    seen = set()
-
-    def emit(msg):
-        if warn is not None and msg not in seen:
-            seen.add(msg)
-            warn(msg)
-    return emit
 
 
 def _new_block(match, line_no):
@@ -100,7 +91,7 @@ def parse_status(text, warn=None):
     Raises ParseError for output that is not ``nvlink -s`` output (text before the first GPU header, a link
     listed twice, a repeated GPU header).
     """
-    emit = _warner(warn)
+    emit = warn_once(warn)
     blocks = []
     current = None
     for line_no, raw in enumerate((text or "").splitlines(), 1):
@@ -142,7 +133,7 @@ def attach(facts, status, warn=None):
     same UUID for every GPU), then by its number, which is nvidia-smi's enumeration index: the GPU's position in
     the ``-q -x`` output. GPUs the nvlink output does not list get ``nvlink: None``.
     """
-    emit = _warner(warn)
+    emit = warn_once(warn)
     gpus = [dict(gpu) for gpu in facts.get("gpus") or []]
     result = dict(facts)
     result["gpus"] = gpus
