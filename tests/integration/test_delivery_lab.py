@@ -68,6 +68,13 @@ def test_fleet_drift_names_the_node_on_old_firmware(delivery):
     assert "dgx04" in [c for c in drift if c["status"] == "fail"][0]["message"]
 
 
+def test_delivery_report_has_assets_and_marked_drift(delivery):
+    tmp_path, _, _, _ = delivery
+    html = (tmp_path / "out" / "test-run" / "report.html").read_text()
+    assert "Assets and baseline" in html
+    assert html.count('class="st-fail drift"') == 1  # dgx04's BIOS
+
+
 def test_asset_list(delivery):
     tmp_path, _, _, document = delivery
     rows = list(csv.DictReader(io.StringIO((tmp_path / "out" / "test-run" / "assets.csv").read_text())))

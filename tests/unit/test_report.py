@@ -485,3 +485,44 @@ def test_host_facts_show_the_diagnosis_first():
                                           "message": "GPU 7 fell off the bus", "evidence": ""}}}
     assert _report._facts_summary(facts)[:2] == [
         ("Root cause", "xid.79.events on GPU 7: GPU 7 fell off the bus"), ("Remedies, in order", "power_cycle -> reseat")]
+
+
+def _delivery_results():
+    def host(model, bios, bmc_fw, failing=()):
+        checks = [check(cid, "n", "fail", "BIOS", "x", "y", "m", "update_firmware") for cid in failing]
+        return {"status": "fail" if failing else "pass", "checks": checks or [check("bmc.power.state", "n", "pass")],
+                "facts": {"bmc": {"model": model, "serial": "S-" + bios, "address": "10.0.0.1"},
+                          "baseline": {"versions": {"bios": bios, "bmc": bmc_fw}},
+                          "location": {"rack": "R1", "u": bios[-1]}}}
+    hosts = {"a1": host("DGXH100", "01.01.03", "23.11"), "a2": host("DGXH100", "01.01.03", "23.11"),
+             "a3": host("DGXH100", "01.01.02", "23.11", failing=["baseline.bios.version"]),
+             "d1": host("PowerEdge R750", "1.8.2", "6.00")}
+    return {"schema": "zhisuan.ops/results/v1",
+            "run": {"id": "r", "kind": "delivery", "started": "2026-11-30T21:00:00+00:00",
+                    "finished": "2026-11-30T21:01:00+00:00", "playbook": "p", "collection_version": "0.1.0",
+                    "ansible_version": "2.19.14", "hosts_total": 4},
+            "hosts": hosts, "cluster": {"checks": []}, "summary": {"hosts": {}, "checks": {}}}
+
+
+def test_assets_and_baseline_with_drift_marked(tmp_path):
+    results = _delivery_results()
+    view = _report.build_view(results)
+    # sorted by rack, then U, then node
+    assert [(row["node"], row["u"], row["model"]) for row in view["assets"]["rows"]] == [
+        ("a3", "2", "DGXH100"), ("d1", "2", "PowerEdge R750"), ("a1", "3", "DGXH100"), ("a2", "3", "DGXH100")]
+    drift = dict((row["host"], [c["drift"] for c in row["cells"]]) for row in view["baseline"]["rows"])
+    assert view["baseline"]["components"] == ["bios", "bmc"]
+    # a3 differs from the other DGX nodes (and fails its baseline check); the Dell is compared with Dells only
+    assert drift == {"a1": [False, False], "a2": [False, False], "a3": [True, False], "d1": [False, False]}
+    html = _report.render_html(results, TEMPLATES)
+    assert html.count('class="st-fail drift"') == 1 and "01.01.02 &#9888;" in html
+    md = _report.render_markdown(results, TEMPLATES)
+    section = md.split("## Assets and baseline")[1].split("## Hosts")[0]
+    table_rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert len(table_rows) == 1 + 4 + 1 + 4
+    assert "| a3 | DGXH100 | 01.01.02 ⚠ | 23.11 |" in section
+
+
+def test_no_asset_section_without_bmc_or_versions(results):
+    assert _report.build_view(results)["assets"] is None
+    assert "Assets and baseline" not in _report.render_html(results, TEMPLATES)

@@ -97,6 +97,10 @@ class ActionModule(ActionBase):
                 facts=host_vars.get("results_host_facts") or {},
                 unreachable=bool(host_vars.get("results_unreachable")),
             )
+            location = dict((key, host_vars.get("zhisuan_" + key)) for key in ("rack", "u")
+                            if host_vars.get("zhisuan_" + key) is not None)
+            if location:
+                hosts[name]["facts"]["location"] = location
             if args["diagnose"] and hosts[name]["status"] != "unreachable":
                 hosts[name]["facts"]["diagnosis"] = diagnose(hosts[name]["checks"])
         finished = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()

@@ -24,6 +24,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFo
 from jinja2.exceptions import TemplateError
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import ASSET_COLUMNS, asset_rows
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
 
 try:
@@ -303,6 +304,52 @@ def build_view(results):
                           % (type(exc).__name__, exc))
 
 
+def _assets_view(results):
+    """The asset list (delivery guide §6.2) when the run read BMCs or versions; else None."""
+    hosts = results.get("hosts") or {}
+    if not any((record or {}).get("facts", {}).get("bmc") or (record or {}).get("facts", {}).get("baseline")
+               for record in hosts.values()):
+        return None
+    places = {}
+    for name, record in hosts.items():
+        facts = (record or {}).get("facts") or {}
+        location = facts.get("location") or {}
+        places[name] = {"zhisuan_rack": location.get("rack"), "zhisuan_u": location.get("u")}
+    return {"columns": list(ASSET_COLUMNS), "rows": asset_rows(results, places)}
+
+
+def _baseline_view(results):
+    """Versions per node and component; a cell is marked as drift when the node fails its baseline check for the
+    component or differs from what most nodes of its server model run."""
+    hosts = results.get("hosts") or {}
+    versions = {}
+    for name, record in hosts.items():
+        facts = (record or {}).get("facts") or {}
+        if (facts.get("baseline") or {}).get("versions"):
+            versions[name] = facts["baseline"]["versions"]
+    if not versions:
+        return None
+    components = sorted(set(key for values in versions.values() for key, value in values.items() if value is not None))
+    models = dict((name, ((hosts[name].get("facts") or {}).get("bmc") or {}).get("model") or "") for name in versions)
+    common = {}
+    for name, values in versions.items():
+        for key in components:
+            common.setdefault((models[name], key), []).append(values.get(key))
+    rows = []
+    for name in sorted(versions, key=natural_key):
+        failing = set(check.get("id") for check in hosts[name].get("checks") or [] if check.get("status") == "fail")
+        cells = []
+        for key in components:
+            value = versions[name].get(key)
+            peers = [v for v in common[(models[name], key)] if v is not None]
+            usual = max(set(peers), key=peers.count) if peers else None
+            drift = ("baseline.%s.version" % key) in failing or (value is not None and usual is not None
+                                                                and peers.count(usual) > peers.count(value))
+            cells.append({"value": format_value(value), "drift": drift})
+        rows.append({"host": name, "model": models[name] or NONE_TEXT, "cells": cells})
+    return {"components": components, "rows": rows}
+
+
 def _build_view(results):
     run = results.get("run") or {}
     hosts_in = results.get("hosts") or {}
@@ -412,6 +459,8 @@ def _build_view(results):
         "cluster": cluster,
         "cluster_counts": cluster_counts,
         "cluster_line": counts_line([c["status"] for c in cluster]),
+        "assets": _assets_view(results),
+        "baseline": _baseline_view(results),
     }
 
 
