@@ -1,7 +1,8 @@
 """One lab BMC: authentication, sessions and the stateful parts of a Redfish service over a faulted captured tree.
 
 ``Bmc.handle(method, target, headers, body) -> Reply`` is the whole service; lab/bmc/redfish_server.py puts it
-behind HTTPS. What changes (power, BIOS settings, boot override, cleared logs) lives in the node's state file, so
+behind HTTPS. What changes (power, BIOS settings, boot override — set on the system, or staged on its settings
+object as DGX and GB200 take it —, cleared logs) lives in the node's state file, so
 it survives a restart of the server; sessions live in memory (a BMC reboot ends them too). Standard library only.
 
 Error bodies follow the DMTF ``redfish-error.v1_0_2`` schema (``{"error": {"code", "message",
@@ -64,6 +65,7 @@ class Bmc:
         self.sessions = {}  # id -> {"token", "user"}
         self.systems, self.reset_targets, self.allowed, self.action_infos = {}, {}, {}, {}
         self.settings = {}  # settings object path -> (system, bios)
+        self.boot_settings = {}  # a system's own settings object (DGX .../SD, GB200 .../Settings) -> system
         for system in rt.systems(docs):
             action = docs[system]["Actions"]["#ComputerSystem.Reset"]
             self.reset_targets[rt.norm_path(action.get("target", system + "/Actions/ComputerSystem.Reset"))] = system
@@ -72,6 +74,9 @@ class Bmc:
             if settings:
                 self.settings[settings] = (system, bios)
             self.systems[system] = bios
+            staged = rt.link(docs[system], "@Redfish.Settings", "SettingsObject")
+            if staged and staged not in docs and staged != settings:
+                self.boot_settings[staged] = system
         self.clear_targets = {}
         for service, entries in rt.log_services(docs).items():
             target = docs[service]["Actions"]["#LogService.ClearLog"].get("target", service + "/Actions/LogService.ClearLog")
@@ -95,7 +100,8 @@ class Bmc:
     def _fresh_state(self):
         return {"schema": STATE_SCHEMA, "node": self.node, "tree": self.tree, "cleared_logs": {},
                 "systems": {path: {"power_state": self.docs[path].get("PowerState") or "On", "transition": None,
-                                   "bios_pending": {}, "bios_applied": {}, "boot": {}, "last_reset": None}
+                                   "bios_pending": {}, "bios_applied": {}, "boot": {}, "boot_pending": {},
+                                   "last_reset": None}
                             for path in self.systems}}
 
     def _load_state(self):
@@ -112,6 +118,8 @@ class Bmc:
                 or set(state.get("systems", {})) != set(self.systems):
             raise rt.BmcLabError(f"bmc {self.node}: state file {self.state_file} is not a state of tree {self.tree} "
                                  f"(schema {STATE_SCHEMA}); delete it to start fresh")
+        for sysstate in state["systems"].values():
+            sysstate.setdefault("boot_pending", {})  # state files written before boot could be staged
         return state
 
     def _save(self, state=None):
@@ -138,6 +146,8 @@ class Bmc:
         if trans["boot"]:
             sysstate["bios_applied"].update(sysstate["bios_pending"])
             sysstate["bios_pending"] = {}
+            sysstate["boot"].update(sysstate["boot_pending"])  # a staged override is taken at this boot, and used by it
+            sysstate["boot_pending"] = {}
             if sysstate["boot"].get("BootSourceOverrideEnabled") == "Once":
                 sysstate["boot"]["BootSourceOverrideEnabled"] = "Disabled"
             sysstate["last_reset"] = iso(trans["phases"][-1][1])
@@ -243,6 +253,10 @@ class Bmc:
                 doc["AttributeRegistry"] = self.docs[bios]["AttributeRegistry"]
             doc["Attributes"] = dict(self.state["systems"][system]["bios_pending"])
             return doc
+        if path in self.boot_settings:
+            system = self.boot_settings[path]
+            return {"@odata.id": path, "@odata.type": self.docs[system].get("@odata.type"), "Id": rt.last_segment(path),
+                    "Name": "System Pending Settings", "Boot": dict(self.state["systems"][system]["boot_pending"])}
         for service, entries in self.clear_targets.values():
             if path.startswith(entries + "/") and service in self.state["cleared_logs"]:
                 return None
@@ -373,7 +387,7 @@ class Bmc:
 
     # -------------------------------------------------------------------------------------------- PATCH
     def _patch(self, path, headers, body):
-        if path not in self.settings and path not in self.systems:
+        if path not in self.settings and path not in self.systems and path not in self.boot_settings:
             return error(405, "OperationNotAllowed")
         match = headers.get("If-Match")
         if match and match.strip() != "*" and match.strip() != etag(self.render(path)):
@@ -383,7 +397,12 @@ class Bmc:
             return error(400, "MalformedJSON")
         if not data:
             return error(400, "EmptyJSON")
-        reply = self._patch_bios(path, data) if path in self.settings else self._patch_boot(path, data)
+        if path in self.settings:
+            reply = self._patch_bios(path, data)
+        elif path in self.boot_settings:
+            reply = self._patch_boot(self.boot_settings[path], data, staged=True)
+        else:
+            reply = self._patch_boot(path, data)
         if reply is not None:
             return reply
         self._save()
@@ -408,7 +427,8 @@ class Bmc:
         self.state["systems"][system]["bios_pending"].update(attrs)
         return None
 
-    def _patch_boot(self, system, data):
+    def _patch_boot(self, system, data, staged=False):
+        """``Boot`` set on the system, or with ``staged`` held on its settings object until the next boot."""
         doc = self.docs[system]
         for key in data:
             if key != "Boot":
@@ -424,5 +444,5 @@ class Bmc:
             allowed = captured.get(key + "@Redfish.AllowableValues") or BOOT_ENUMS[key]
             if value not in allowed:
                 return error(400, "PropertyValueNotInList", value, key)
-        self.state["systems"][system]["boot"].update(boot)
+        self.state["systems"][system]["boot_pending" if staged else "boot"].update(boot)
         return None

@@ -274,6 +274,37 @@ def test_boot_override_is_validated_against_the_allowable_values(lab):
     assert (status, error_of(body)[0]) == (412, "Base.1.16.0.PreconditionFailed")
 
 
+@pytest.mark.parametrize("node, system, staged, override, after", [
+    # DGX H100: Boot PATCHed to Systems/DGX/SD with If-Match (libredfish nvidia_viking set_boot_override)
+    ("dgx01", "/redfish/v1/Systems/DGX", "/redfish/v1/Systems/DGX/SD",
+     {"BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Continuous"}, ("Pxe", "Continuous")),
+    # GB200: Systems/System_0/Settings (libredfish nvidia_gbx00); a Once override is used by the boot that takes it
+    ("gb01", "/redfish/v1/Systems/System_0", "/redfish/v1/Systems/System_0/Settings",
+     {"BootSourceOverrideTarget": "Hdd", "BootSourceOverrideEnabled": "Once"}, ("Hdd", "Disabled")),
+])
+def test_boot_override_staged_on_the_settings_object_applies_at_the_next_boot(lab, node, system, staged, override, after):
+    ep = lab[1][node]
+    assert get(ep, system)["@Redfish.Settings"]["SettingsObject"]["@odata.id"] == staged
+    status, headers, body = call(ep, "GET", staged)
+    assert status == 200 and body["Boot"] == {} and body["Id"] == staged.rsplit("/", 1)[1]
+    before = get(ep, system)["Boot"]
+    status, _h, body = call(ep, "PATCH", staged, body={"Boot": override}, headers={"If-Match": headers["ETag"]})
+    assert status == 200 and body["Boot"] == override
+    assert get(ep, staged)["Boot"] == override
+    assert get(ep, system)["Boot"] == before  # staged, not applied
+    status, _h, body = call(ep, "PATCH", staged, body={"Boot": {"BootSourceOverrideTarget": "Bogus"}})
+    assert (status, error_of(body)) == (400, ("Base.1.16.0.PropertyValueNotInList", "The value 'Bogus' for the property "
+                                              "BootSourceOverrideTarget is not in the list of acceptable values."))
+    status, _h, body = call(ep, "PATCH", staged, body={"Boot": {"BootSourceOverrideMode": "UEFI"}},
+                            headers={"If-Match": '"0000000000000000"'})
+    assert (status, error_of(body)[0]) == (412, "Base.1.16.0.PreconditionFailed")
+    assert call(ep, "POST", system + "/Actions/ComputerSystem.Reset", body={"ResetType": "ForceRestart"})[0] == 204
+    poll_power(ep, system, "On")
+    boot = get(ep, system)["Boot"]
+    assert (boot["BootSourceOverrideTarget"], boot["BootSourceOverrideEnabled"]) == after
+    assert get(ep, staged)["Boot"] == {}
+
+
 def test_sel_clear_empties_the_entries(lab):
     ep = lab[1]["dell01"]
     sel = "/redfish/v1/Managers/iDRAC.Embedded.1/LogServices/Sel"

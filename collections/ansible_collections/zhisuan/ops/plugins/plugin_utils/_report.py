@@ -343,8 +343,8 @@ def _baseline_view(results):
             value = versions[name].get(key)
             peers = [v for v in common[(models[name], key)] if v is not None]
             usual = max(set(peers), key=peers.count) if peers else None
-            drift = ("baseline.%s.version" % key) in failing or (value is not None and usual is not None
-                                                                and peers.count(usual) > peers.count(value))
+            outvoted = value is not None and usual is not None and peers.count(usual) > peers.count(value)
+            drift = ("baseline.%s.version" % key) in failing or outvoted
             cells.append({"value": format_value(value), "drift": drift})
         rows.append({"host": name, "model": models[name] or NONE_TEXT, "cells": cells})
     return {"components": components, "rows": rows}

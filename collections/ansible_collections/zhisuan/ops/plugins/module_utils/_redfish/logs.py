@@ -5,20 +5,33 @@
 #
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
-"""What redfish_log_info reads: the entries of the SEL and of the vendor event logs, as ``log`` facts."""
+"""What redfish_log_info reads (the entries of the SEL and of the vendor event logs, as ``log`` facts) and what
+redfish_log_clear does (``LogService.ClearLog`` on the logs that hold entries, unless in check mode)."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import re
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import TOOL, recordable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import link, log_entry_facts, log_source, parse_time
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.tasks import TaskMonitor, task_location
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
+    link, log_entry_facts, log_source, odata_id, parse_time, text,
+)
 
 CHOICES = ("sel", "events", "all")
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+CLEAR_ACTION = "#LogService.ClearLog"
+CLEAR_BODY = {}
+# The record a BMC writes into a log it has just cleared: the IPMI event "Event Logging Disabled: Log area
+# reset/cleared" (sensor type 10h, offset 02h). It is entry 1 of the captured DGX H100 SEL ("Event_Type : Log Area
+# Reset/Cleared"), and ipmitool prints it as "Log area reset/cleared". A log that holds nothing else is clear.
+_CLEARED_RECORD = re.compile(r"log area reset/cleared", re.IGNORECASE)
+MAX_CLEARED_RECORDS = 2
 
 
 def parse_since(value, now=None):
@@ -59,3 +72,100 @@ def run(module):
         service = RedfishService(client)
         log = collect_log(service, module.params["log_services"], since)
         return {"log": log, "vendor": service.adapter.name, "errors": list(service.errors)}
+
+
+# -- redfish_log_clear ------------------------------------------------------------------------------------------------
+
+def clear_target(log_service):
+    """The URI of the service's ``LogService.ClearLog`` action, or None when it offers none."""
+    action = (log_service.get("Actions") or {}).get(CLEAR_ACTION)
+    if not isinstance(action, dict):
+        return None
+    return action.get("target") or (odata_id(log_service) or "").rstrip("/") + "/Actions/LogService.ClearLog"
+
+
+def is_cleared_record(entry):
+    """Whether a log entry is the record the BMC wrote when the log was cleared."""
+    return bool(_CLEARED_RECORD.search(text((entry or {}).get("Message")) or ""))
+
+
+def entry_count(service, log_service):
+    """``(entries, only the cleared record)``: how many entries the log holds (its ``Members@odata.count``, else the
+    members counted; None when the Entries collection cannot be read, noted in ``service.errors``), and whether the
+    few it holds are all records of its last clearing."""
+    uri = link(log_service, "Entries")
+    page = service.try_get(uri) if uri else None
+    if page is None:
+        return None, False
+    count = page.get("Members@odata.count")
+    if isinstance(count, bool) or not isinstance(count, int):
+        try:
+            count = len(service.client.members(uri, expand=False))
+        except BMCError as exc:
+            if not recordable(exc):
+                raise
+            service.record(uri, exc)
+            return None, False
+    if 0 < count <= MAX_CLEARED_RECORDS:
+        entries = service.members(uri) or []
+        return count, len(entries) == count and all(is_cleared_record(entry) for entry in entries)
+    return count, False
+
+
+def plan_clear(service, which):
+    """One ``{"service", "target", "entries", "clear", "reason"}`` per log service the adapter names for ``which``.
+
+    ``clear`` is true for a log that holds entries (or whose entries cannot be counted) and offers ClearLog; a
+    log that does not offer it has a ``reason``. BMCError when the adapter finds no log service at all."""
+    services = service.adapter.log_services(service, which)
+    if not services:
+        detail = "the BMC at %s has no log service to clear for log_services=%s" % (service.client.address, which)
+        if service.errors:
+            detail += " (%s)" % "; ".join("%s: %s" % (item["resource"], item["error"]) for item in service.errors)
+        raise BMCError(TOOL, detail)
+    plan = []
+    for log_service in services:
+        count, cleared = entry_count(service, log_service)
+        target = clear_target(log_service)
+        step = {"service": odata_id(log_service), "target": target, "entries": count, "clear": False, "reason": None}
+        if target is None:
+            step["reason"] = "offers no LogService.ClearLog action"
+        elif count is None or (count > 0 and not cleared):
+            step["clear"] = True
+        plan.append(step)
+    return plan
+
+
+def send_clear(client, target, wait_timeout):
+    """POST ClearLog; a clear the BMC runs as a task (202) is followed until it is done."""
+    response = client.post(target, CLEAR_BODY)
+    location = task_location(response)
+    if location:
+        TaskMonitor(client, location, timeout=wait_timeout).wait()
+
+
+def run_clear(module):
+    """redfish_log_clear: ``cleared`` (service URIs), ``entries_before``, ``skipped``, ``actions`` and ``diff``."""
+    with connect(module) as client:
+        service = RedfishService(client)
+        plan = plan_clear(service, module.params["log_services"])
+        todo = [step for step in plan if step["clear"]]
+        for step in plan:
+            if step["reason"] and step["entries"]:
+                module.warn("the log %s holds %d entries but %s; it is left as it is"
+                            % (step["service"], step["entries"], step["reason"]))
+        if not module.check_mode:
+            for step in todo:
+                send_clear(client, step["target"], module.params["wait_timeout"])
+        before = dict((step["service"], step["entries"]) for step in plan)
+        after = dict(before, **dict((step["service"], 0) for step in todo))
+        return {
+            "changed": bool(todo),
+            "cleared": [step["service"] for step in todo],
+            "entries_before": before,
+            "skipped": [{"service": step["service"], "reason": step["reason"]} for step in plan if step["reason"]],
+            "actions": ["POST %s %s" % (step["target"], json.dumps(CLEAR_BODY)) for step in todo],
+            "vendor": service.adapter.name,
+            "errors": list(service.errors),
+            "diff": {"before": before, "after": after},
+        }
