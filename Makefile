@@ -67,7 +67,7 @@ integration: venv
 	$(BIN)/python -m pytest -q tests/integration
 
 molecule: venv
-	$(BIN)/molecule test --all
+	$(BIN)/molecule test -s acceptance
 
 docs-check: venv
 	@for m in gpu_info gpu_reset xid_info dcgm_diag dcgm_health gpu_burn host_info bmc_discover redfish_info redfish_firmware_info redfish_log_info redfish_log_clear redfish_power redfish_bios redfish_boot ipmi_info ipmi_power ipmi_sel_clear judge results report; do \

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmarks, reported as ratios measured in one run (never as timed tests).
 
-1. GPU acceptance on N lab nodes (collect with gpu_info + judge + record + report) against the Ansible floor: one
-   no-op module round trip (ansible.builtin.ping) per node on the same inventory. Ratio = acceptance / floor.
+1. The acceptance playbook on N lab nodes (the gpu, xid and dcgm families: collect + judge + keep; results.json and
+   the report) against the Ansible floor: one no-op module round trip (ansible.builtin.ping) per node on the same
+   inventory. Ratio = acceptance / floor.
 2. The pure cost of parsing and judging one node's nvidia-smi XML, in-process, against one ping round trip per node.
 
-Usage: .venv/bin/python bench/run.py [--nodes 64] [--repeat 1]
+Usage: .venv/bin/python bench/run.py [--nodes 64]
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def main():
         "nodes": args.nodes,
         "forks": 16,
         "floor_ping_s": round(floor, 2),
-        "check_gpu_s": round(acceptance, 2),
+        "acceptance_s": round(acceptance, 2),
         "ratio_acceptance_to_floor": round(acceptance / floor, 2),
         "pure_parse_and_judge_s": round(pure, 4),
         "pure_checks": checks,
