@@ -9,6 +9,12 @@ import copy
 import json
 import os
 import re
+import sys
+
+_SIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim")
+if _SIM_DIR not in sys.path:
+    sys.path.insert(0, _SIM_DIR)
+import _common  # noqa: E402  (the lab's shared fault format)
 
 FIXTURES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                             "tests", "fixtures", "redfish")
@@ -200,31 +206,11 @@ def describe(docs):
 # ------------------------------------------------------------------------------------------------ faults
 
 def normalize_fault(fault, where):
-    """``{"kind": ..., **params}`` with defaults filled in; a bare string names a kind."""
-    if isinstance(fault, str):
-        fault = {"kind": fault}
-    if not isinstance(fault, dict):
-        raise BmcLabError(f"{where}: a fault is a kind name or a mapping with 'kind', got {fault!r}")
-    fault = dict(fault)
-    kind = fault.pop("kind", None)
-    if kind not in FAULT_KINDS:
-        raise BmcLabError(f"{where}: unknown fault kind {kind!r}; known kinds: {', '.join(sorted(FAULT_KINDS))}")
-    spec = FAULT_KINDS[kind]
-    unknown = sorted(set(fault) - set(spec))
-    if unknown:
-        raise BmcLabError(f"{where}: fault {kind!r} has unknown parameter(s) {unknown}; it takes {sorted(spec) or 'none'}")
-    missing = sorted(name for name, typ in spec.items() if not isinstance(typ, tuple) and name not in fault)
-    if missing:
-        raise BmcLabError(f"{where}: fault {kind!r} is missing parameter(s) {missing}")
-    out = {"kind": kind}
-    for name, typ in spec.items():
-        typ, value = (typ[0], fault.get(name, typ[1])) if isinstance(typ, tuple) else (typ, fault[name])
-        if typ is str and not isinstance(value, str):
-            raise BmcLabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, got {value!r}")
-        if typ is object and not isinstance(value, (str, int, float, bool)):
-            raise BmcLabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, number or boolean, got {value!r}")
-        out[name] = value
-    return out
+    """``{"kind": ..., **params}`` with defaults filled in; a bare string names a kind (lab/sim/_common.py)."""
+    try:
+        return _common.normalize_fault(fault, FAULT_KINDS, where)
+    except _common.LabError as exc:
+        raise BmcLabError(str(exc)) from None
 
 
 def normalize_faults(faults, where="faults"):

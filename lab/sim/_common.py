@@ -3,7 +3,8 @@
 A simulator is a file lab/sim/<name>.py (no leading underscore) that defines
 
 * ``TOOLS``: the program names it stands in for (a wrapper ``bin/<tool>`` is written for each, per node);
-* ``FAULT_KINDS``: ``kind -> {param: type or (type, default)}`` for the faults it applies;
+* ``FAULT_KINDS``: ``kind -> {param: type or (type, default)}`` for the faults it applies (``object``: any JSON
+  scalar);
 * optionally ``check_fault(fault, node, where)``: range checks against the node (``node["gpus"]`` …), raising
   ``LabError``; and ``check_state(state)``: render once at ``labctl up`` so a fault the capture cannot carry
   fails there, not in a play;
@@ -63,6 +64,9 @@ def normalize_fault(fault, kinds, where="fault"):
             raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a number, got {value!r}")
         if typ is str and not isinstance(value, str):
             raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, got {value!r}")
+        if typ is object and not isinstance(value, (str, int, float, bool)):
+            raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, number or boolean, "
+                           f"got {value!r}")
         out[name] = value
     return out
 
