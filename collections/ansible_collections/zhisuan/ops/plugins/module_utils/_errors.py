@@ -14,6 +14,8 @@ class ZhisuanError(Exception):
     """Base class. ``tool`` names the program or data source, ``detail`` says what was wrong."""
 
     kind = "error"
+    # attributes passed on by as_dict() when they are set
+    fields = ("cmd", "rc", "stdout", "stderr")
 
     def __init__(self, tool, detail, cmd=None, rc=None, stdout=None, stderr=None):
         self.tool = tool
@@ -31,7 +33,7 @@ class ZhisuanError(Exception):
     def as_dict(self):
         """Fields for fail_json / a check's evidence (never contains secrets: argv only, no env)."""
         result = {"error_kind": self.kind, "tool": self.tool, "msg": self.message}
-        for key in ("cmd", "rc", "stdout", "stderr"):
+        for key in self.fields:
             value = getattr(self, key)
             if value is not None:
                 result[key] = value
@@ -62,19 +64,12 @@ class BMCError(ZhisuanError):
     """
 
     kind = "bmc_error"
+    fields = ZhisuanError.fields + ("status", "resource")
 
     def __init__(self, tool, detail, status=None, resource=None, **kwargs):
         self.status = status
         self.resource = resource
         super().__init__(tool, detail, **kwargs)
-
-    def as_dict(self):
-        result = super().as_dict()
-        for key in ("status", "resource"):
-            value = getattr(self, key)
-            if value is not None:
-                result[key] = value
-        return result
 
 
 class BMCAuthError(BMCError):
