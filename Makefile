@@ -70,7 +70,7 @@ molecule: venv
 	$(BIN)/molecule test -s acceptance
 
 docs-check: venv
-	@for m in gpu_info gpu_reset xid_info dcgm_diag dcgm_health gpu_burn host_info bmc_discover redfish_info redfish_firmware_info redfish_log_info redfish_log_clear redfish_power redfish_bios redfish_boot ipmi_info ipmi_power ipmi_sel_clear judge results report; do \
+	@for m in $$(cd $(COLL)/plugins/modules && ls *.py | sed 's/\.py$$//'); do \
 	  out=$$(ANSIBLE_NOCOLOR=1 $(BIN)/ansible-doc -t module zhisuan.ops.$$m) || exit 1; \
 	  for section in '^EXAMPLES:' '^RETURN VALUES:' '^OPTIONS'; do \
 	    grep -q "$$section" <<<"$$out" || { echo "zhisuan.ops.$$m: no $$section in ansible-doc"; exit 1; }; \

@@ -64,7 +64,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("run_id", "kind", "started", "playbook", "dest", "latest_link", "cluster_checks",
-                             "families", "diagnose", "fleet_baseline", "assets"))
+                             "families", "diagnose", "fleet_baseline", "assets", "cluster_data"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -82,6 +82,7 @@ class ActionModule(ActionBase):
             diagnose=dict(type="bool", default=False),
             fleet_baseline=dict(type="bool", default=False),
             assets=dict(type="bool", default=False),
+            cluster_data=dict(type="dict", default={}),
         ))
         hostvars = task_vars["hostvars"]
         hosts = {}
@@ -118,7 +119,7 @@ class ActionModule(ActionBase):
         cluster_checks = list(args["cluster_checks"])
         if args["fleet_baseline"]:
             cluster_checks += _fleet_baseline(hosts)
-        document = build_results(run, hosts, cluster_checks)
+        document = build_results(run, hosts, cluster_checks, cluster_data=args["cluster_data"])
         problems = validate(document)
         if problems:
             raise AnsibleActionFail("zhisuan.ops.results: the results document does not match its schema: %s"

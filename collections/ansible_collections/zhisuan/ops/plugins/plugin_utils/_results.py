@@ -44,8 +44,11 @@ def host_record(name, checks, facts=None, unreachable=False, message=None):
     return record
 
 
-def build_results(run, hosts, cluster_checks=None):
-    """Assemble the document. ``hosts`` maps name → host_record(); ``run`` carries the run metadata."""
+def build_results(run, hosts, cluster_checks=None, cluster_data=None):
+    """Assemble the document. ``hosts`` maps name → host_record(); ``run`` carries the run metadata.
+
+    ``cluster_data`` (e.g. ``{"fabric": {"rdma_pairs": ...}}``) sits beside the cluster checks; it cannot replace them.
+    """
     host_counts = dict((status, 0) for status in HOST_STATUSES)
     check_counts = dict((status, 0) for status in CHECK_STATUSES)
     cluster_checks = list(cluster_checks or [])
@@ -61,7 +64,7 @@ def build_results(run, hosts, cluster_checks=None):
         "schema": SCHEMA_ID,
         "run": run,
         "hosts": dict(sorted(hosts.items())),
-        "cluster": {"checks": cluster_checks},
+        "cluster": dict(cluster_data or {}, checks=cluster_checks),
         "summary": {"hosts": host_counts, "checks": check_counts},
     }
 
