@@ -66,8 +66,9 @@ sanity: venv
 integration: venv
 	$(BIN)/python -m pytest -q tests/integration
 
+MOLECULE_SCENARIOS := acceptance report delivery
 molecule: venv
-	$(BIN)/molecule test -s acceptance
+	@for s in $(MOLECULE_SCENARIOS); do $(BIN)/molecule test -s $$s || exit 1; done
 
 docs-check: venv
 	@for m in $$(cd $(COLL)/plugins/modules && ls *.py | sed 's/\.py$$//'); do \

@@ -37,7 +37,7 @@ def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit
     import ansible_runner
 
     out_root = tmp_path / "out"
-    (tmp_path / "runner").mkdir(exist_ok=True)
+    (tmp_path / "runner").mkdir(parents=True, exist_ok=True)
     extra = {"results_out_root": str(out_root), "zhisuan_run_id": "test-run"}
     extra.update(extravars or {})
     runner = ansible_runner.run(

@@ -61,6 +61,12 @@ options:
     type: list
     elements: dict
     default: []
+  cluster_data:
+    description:
+      - Cluster-wide data written beside the cluster checks in C(results.json)'s C(cluster) object (the RDMA pair
+        matrix, NCCL curves, the cabling map, the storage aggregate); the shapes are in the collection's docs/results.md.
+    type: dict
+    default: {}
   families:
     description: The check families the run selected, for the report.
     type: list

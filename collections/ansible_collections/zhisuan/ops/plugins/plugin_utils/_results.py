@@ -146,3 +146,46 @@ def write_results(results, dest_dir, latest_link=None):
     if latest_link:
         point_latest(latest_link, dest_dir)
     return path
+
+
+def merge_results(documents, run_id=None):
+    """One document from several runs of the same kind over disjoint hosts (AWX job slices).
+
+    A host found in two documents is an error (slices never overlap); cluster checks are concatenated and cluster data
+    merged key by key (lists concatenated). The run spans the earliest start to the latest finish.
+    """
+    if not documents:
+        raise ValueError("nothing to merge: no results documents were given")
+    kinds = sorted(set(doc["run"]["kind"] for doc in documents))
+    if len(kinds) > 1:
+        raise ValueError("cannot merge runs of different kinds: %s" % ", ".join(kinds))
+    hosts = {}
+    cluster_checks = []
+    cluster_data = {}
+    for doc in documents:
+        for name, record in doc["hosts"].items():
+            if name in hosts:
+                raise ValueError("host %s is in more than one of the merged runs (%s)" % (name, doc["run"]["id"]))
+            hosts[name] = record
+        cluster = dict(doc.get("cluster") or {})
+        cluster_checks.extend(cluster.pop("checks", []))
+        _merge_data(cluster_data, cluster)
+    first = documents[0]["run"]
+    run = dict(first)
+    run["id"] = run_id or first["id"]
+    run["started"] = min(doc["run"]["started"] for doc in documents)
+    run["finished"] = max(doc["run"].get("finished") or doc["run"]["started"] for doc in documents)
+    run["hosts_total"] = len(hosts)
+    run["families"] = sorted(set(family for doc in documents for family in doc["run"].get("families") or []))
+    run["merged_from"] = [doc["run"]["id"] for doc in documents]
+    return build_results(run, hosts, cluster_checks, cluster_data=cluster_data)
+
+
+def _merge_data(into, data):
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge_data(into[key], value)
+        elif isinstance(value, list) and isinstance(into.get(key), list):
+            into[key] = into[key] + value
+        else:
+            into[key] = value

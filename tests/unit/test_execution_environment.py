@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The AWX side: the execution environment definition is accepted by ansible-builder and carries the project's
+pinned dependencies; every survey question sets a variable the playbooks or roles read."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+BUILDER = os.path.join(os.path.dirname(sys.executable), "ansible-builder")
+RUNS = ("acceptance", "burnin", "delivery", "diagnose", "inspect", "remediate")
+
+
+def _pyproject_deps():
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as handle:
+        return tomllib.load(handle)["project"]["dependencies"]
+
+
+def _requirements(path):
+    with open(path) as handle:
+        return [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+
+
+def test_ansible_builder_creates_the_build_context(tmp_path):
+    context = tmp_path / "ee"
+    proc = subprocess.run([BUILDER, "create", "-f", os.path.join(REPO, "execution-environment.yml"), "-c", str(context)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dockerfile = (context / "Dockerfile").read_text()
+    pins = dict(dep.split("==") for dep in _pyproject_deps())
+    assert 'ANSIBLE_INSTALL_REFS="ansible-core==%s ansible-runner==%s"' % (pins["ansible-core"], pins["ansible-runner"]) \
+        in dockerfile
+    assert 'PYCMD="/usr/bin/python3.11"' in dockerfile
+    assert _requirements(context / "_build" / "requirements.txt") == _requirements(os.path.join(REPO, "ee", "requirements.txt"))
+    assert "ipmitool" in (context / "_build" / "bindep.txt").read_text()
+
+
+def test_the_image_gets_every_runtime_dependency_of_the_project():
+    wanted = sorted(dep for dep in _pyproject_deps() if not dep.startswith(("ansible-core==", "ansible-runner==")))
+    assert sorted(_requirements(os.path.join(REPO, "ee", "requirements.txt"))) == wanted
+
+
+def _variables_read():
+    text = ""
+    for path in glob.glob(os.path.join(REPO, "playbooks", "**", "*.yml"), recursive=True) + \
+            glob.glob(os.path.join(REPO, "roles", "**", "*.yml"), recursive=True):
+        with open(path) as handle:
+            text += handle.read()
+    return set(re.findall(r"\b(zhisuan_[a-z0-9_]+)\b", text))
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_each_run_has_a_survey_whose_variables_are_read(run):
+    with open(os.path.join(REPO, "awx", "surveys", "%s.json" % run)) as handle:
+        survey = json.load(handle)
+    assert os.path.exists(os.path.join(REPO, "playbooks", "%s.yml" % run))
+    read = _variables_read()
+    variables = [question["variable"] for question in survey["spec"]]
+    assert "zhisuan_target" in variables
+    unread = [name for name in variables if name not in read]
+    assert unread == [], "survey %s asks for variables no playbook or role reads: %s" % (run, unread)
+    for question in survey["spec"]:
+        assert question["type"] in ("text", "integer", "float", "multiplechoice", "multiselect", "password")
+        if question["type"] == "multiplechoice":
+            assert str(question["default"]) in question["choices"]
