@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils import _results
 
@@ -97,3 +99,41 @@ def test_make_check_rejects_unknown_vocabulary():
         make_check("gpu.ecc.mode", "n", "ok")
     with pytest.raises(ValueError, match="must be <family>.<subject>.<metric>"):
         make_check("gpu.ecc", "n", "pass")
+
+
+def _slice(run_id, names, started, finished, cluster_data=None):
+    hosts = dict((name, record) for name, record in _hosts().items() if name in names)
+    run = dict(RUN, id=run_id, started=started, finished=finished, families=["gpu"])
+    return _results.build_results(run, hosts, cluster_data=cluster_data)
+
+
+def test_cluster_data_sits_beside_the_cluster_checks():
+    doc = _results.build_results(RUN, _hosts(), [], cluster_data={"fabric": {"nccl": []}, "checks": ["ignored"]})
+    assert doc["cluster"] == {"fabric": {"nccl": []}, "checks": []}
+    assert _results.validate(doc) == []
+
+
+def test_slices_merge_into_one_run():
+    one = _slice("s1", ("node01", "node02"), "2026-11-30T21:00:00+00:00", "2026-11-30T21:05:00+00:00",
+                 {"fabric": {"nccl": [{"scope": "node01"}]}})
+    two = _slice("s2", ("node03", "node04", "node05"), "2026-11-30T20:59:00+00:00", "2026-11-30T21:02:00+00:00",
+                 {"fabric": {"nccl": [{"scope": "node03"}]}})
+    merged = _results.merge_results([one, two], run_id="all")
+    assert _results.validate(merged) == []
+    assert merged["run"]["id"] == "all" and merged["run"]["merged_from"] == ["s1", "s2"]
+    assert (merged["run"]["started"], merged["run"]["finished"]) == ("2026-11-30T20:59:00+00:00", "2026-11-30T21:05:00+00:00")
+    assert merged["summary"]["hosts"] == {"pass": 1, "warn": 0, "fail": 1, "error": 2, "unreachable": 1}
+    assert [entry["scope"] for entry in merged["cluster"]["fabric"]["nccl"]] == ["node01", "node03"]
+
+
+def test_merge_refuses_overlapping_slices_and_mixed_kinds():
+    one = _slice("s1", ("node01", "node02"), RUN["started"], RUN["finished"])
+    two = _slice("s2", ("node02",), RUN["started"], RUN["finished"])
+    with pytest.raises(ValueError) as exc:
+        _results.merge_results([one, two])
+    assert str(exc.value) == "host node02 is in more than one of the merged runs (s2)"
+    other = _slice("s3", ("node03",), RUN["started"], RUN["finished"])
+    other["run"]["kind"] = "inspect"
+    with pytest.raises(ValueError) as exc:
+        _results.merge_results([one, other])
+    assert str(exc.value) == "cannot merge runs of different kinds: acceptance, inspect"
