@@ -150,3 +150,20 @@ def test_a_limited_run_records_only_its_nodes(tmp_path):
     assert document["run"]["families"] == ["gpu"]
     assert set(c["id"].split(".")[0] for h in document["hosts"].values() for c in h["checks"]) == {"gpu"}
     assert document["hosts"]["node03"]["facts"]["diagnosis"]["root_cause"]["remedy"] == "reset_gpu"
+
+
+def test_free_strategy_in_batches_records_the_same_run(default_run, tmp_path):
+    """Large fleets: the nodes' play runs with the free strategy in batches of 3; the run still starts once and is
+    recorded once, for every node, with the same verdicts as the linear run."""
+    _, _, linear = default_run
+    inventory = start_lab(tmp_path, "default.yml")
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, tags="gpu,xid",
+                                    extravars={"zhisuan_strategy": "free", "zhisuan_serial": 3})
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert sorted(os.listdir(str(tmp_path / "out"))) == ["latest", "test-run"]
+    assert document["run"]["hosts_total"] == 8
+    assert dict((name, host["status"]) for name, host in document["hosts"].items()) == \
+        dict((name, host["status"]) for name, host in linear["hosts"].items())
+    plays = [event["event_data"]["play"] for event in runner.events if event.get("event") == "playbook_on_play_start"]
+    # the nodes' play ran once per batch of 3 (8 nodes: 3 batches), the record once
+    assert plays.count("GPU acceptance") == 3 and plays.count("Record and report the acceptance run") == 1

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every run playbook parses (ansible-playbook --syntax-check) and follows the three-play shape: the run starts once,
+the nodes' play takes the site's strategy and batch size, the record is written once."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+PLAYBOOKS = sorted(os.path.basename(path) for path in glob.glob(os.path.join(REPO, "playbooks", "*.yml")))
+RUNS = ("acceptance.yml", "burnin.yml", "delivery.yml", "diagnose.yml", "inspect.yml", "remediate.yml")
+
+
+def test_every_playbook_parses():
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"))
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "--syntax-check"]
+                          + [os.path.join("playbooks", playbook) for playbook in PLAYBOOKS], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("playbook", [name for name in RUNS if name in PLAYBOOKS])
+def test_run_playbooks_start_once_check_nodes_then_record_once(playbook):
+    with open(os.path.join(REPO, "playbooks", playbook)) as handle:
+        plays = yaml.safe_load(handle)
+    text = yaml.safe_dump(plays)
+    assert "tasks_from: start" in text and "tasks_from: record" in text
+    nodes = [play for play in plays if "strategy" in play]
+    assert nodes, "%s has no play that takes zhisuan_strategy" % playbook
+    for play in nodes:
+        assert play["strategy"] == "{{ zhisuan_strategy | default('linear') }}" or "linear" in play["strategy"]
+        assert "tasks_from: start" not in yaml.safe_dump(play) and "tasks_from: record" not in yaml.safe_dump(play)
