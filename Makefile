@@ -16,18 +16,9 @@ help:
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
 	@echo "make bench  - benchmarks (bench/README.md)"
 
-# System programs the tests use: ssh (the lab's unreachable node is an ssh connection that is refused); ipmitool and
-# OpenIPMI's ipmi_sim + sdrcomp (the lab's BMCs, lab/bmc/ipmi_sim.py).
+# System programs the tests and the lab use (tests/sysdeps.sh lists them): installed from apt when missing.
 sysdeps:
-	@command -v ssh >/dev/null || { \
-	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openssh-client; \
-	  else echo "make: please install an ssh client (Debian: apt-get install openssh-client)"; exit 1; fi; }
-	@{ command -v ipmitool >/dev/null && command -v ipmi_sim >/dev/null && command -v sdrcomp >/dev/null; } || { \
-	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openipmi ipmitool; \
-	  else echo "make: please install ipmitool and OpenIPMI's ipmi_sim (Debian: apt-get install openipmi ipmitool)"; exit 1; fi; }
-	@command -v openssl >/dev/null || { \
-	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q openssl; \
-	  else echo "make: please install openssl (the lab's Redfish BMCs make their TLS CA with it)"; exit 1; fi; }
+	@bash tests/sysdeps.sh
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
