@@ -57,7 +57,7 @@ sanity: venv
 integration: venv
 	$(BIN)/python -m pytest -q tests/integration
 
-MOLECULE_SCENARIOS := acceptance report delivery
+MOLECULE_SCENARIOS := acceptance report delivery remediation
 molecule: venv
 	@for s in $(MOLECULE_SCENARIOS); do $(BIN)/molecule test -s $$s || exit 1; done
 

@@ -8,7 +8,8 @@
 
 ``up`` reads a scenario (lab/scenarios/*.yml), writes one directory per node under DIR/nodes/<node>/ with a
 state.json and bin/<tool> wrappers around the simulators in lab/sim/, and an Ansible inventory whose
-``gpu_nodes`` hosts are reached with the local connection. See lab/README.md. Needs PyYAML (the venv has it).
+``gpu_nodes`` hosts are reached with the local connection -- or, with a scenario ``network`` key, over SSH to
+network namespaces with their own sshd and lldpd (lab/net/). See lab/README.md. Needs PyYAML (the venv has it).
 """
 
 import argparse
@@ -44,7 +45,7 @@ MODELS = {
     "t4": "nvidia-smi/q-x-tesla-t4-515.xml",
 }
 
-TOP_KEYS = {"name", "description", "defaults", "nodes"}
+TOP_KEYS = {"name", "description", "defaults", "nodes", "network", "scheduler", "vars"}
 DEFAULT_KEYS = {"model", "capture", "gpus", "expected", "bmc", "baseline"}
 NODE_KEYS = {"model", "capture", "gpus", "expected", "faults", "bmc", "rack", "u", "baseline"}
 NODE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -104,6 +105,14 @@ for _sim in SIMS.values():
 for _kind in BMC_FAULT_KINDS:
     if _kind in ALL_FAULT_KINDS:
         raise RuntimeError(f"lab: fault kind {_kind!r} is claimed by a simulator and by the BMCs")
+# the SSH lab's network (lab/net/): namespaces, sshd, lldpd, veth cables; its faults are checked by netplan
+netlab = _load("zhisuan_lab_net", LAB_DIR / "net" / "netlab.py")
+netplan = netlab.netplan
+for _kind in netplan.FAULT_KINDS:
+    if _kind in ALL_FAULT_KINDS or _kind in BMC_FAULT_KINDS:
+        raise RuntimeError(f"lab: fault kind {_kind!r} is claimed by the network lab and by a simulator or the BMCs")
+    FAULT_OWNERS[_kind] = netplan
+ALL_FAULT_KINDS.update(netplan.FAULT_KINDS)
 
 
 def validate_faults(faults, node, where="faults"):
@@ -159,7 +168,7 @@ def _check_keys(mapping, allowed, where):
         raise LabError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
 
 
-def _node_spec(name, spec, defaults, index, where):
+def _node_spec(name, spec, defaults, index, where, network=None):
     merged_expected = dict(defaults.get("expected") or {})
     if spec.get("expected") is not None:
         if not isinstance(spec["expected"], dict):
@@ -187,6 +196,8 @@ def _node_spec(name, spec, defaults, index, where):
         "gpus": gpus,
         "expected": merged_expected,
     }
+    if network:
+        node["net_ports"] = list(network["ports"])   # what the network faults are checked against
     node["faults"] = validate_faults(spec.get("faults"), node, f"{where}: faults")
     return node
 
@@ -273,6 +284,7 @@ def load_scenario(path, count=None):
     _check_keys(defaults, DEFAULT_KEYS, f"{where}: defaults")
     if defaults.get("expected") is not None and not isinstance(defaults["expected"], dict):
         raise LabError(f"{where}: defaults: 'expected' must be a mapping")
+    network = netplan.parse_network(doc.get("network"), f"{where}: network")
     nodes_doc = doc.get("nodes")
     if not isinstance(nodes_doc, dict) or not nodes_doc:
         raise LabError(f"{where}: 'nodes' must be a non-empty mapping of node name -> node settings")
@@ -297,10 +309,106 @@ def load_scenario(path, count=None):
             raise LabError(f"{node_where}: node names are letters, digits, '_', '.', '-'")
         spec = nodes_doc.get(name) or {}
         _check_keys(spec, NODE_KEYS, node_where)
-        node = _node_spec(name, spec, defaults, index, node_where)
+        node = _node_spec(name, spec, defaults, index, node_where, network)
         check_renders(node, node_where, cache)
         nodes.append(node)
-    return {"name": str(doc.get("name") or path.stem), "path": str(path), "nodes": nodes}
+    if network:
+        check_network(network, nodes, f"{where}: network")
+    lab_vars = doc.get("vars") or {}
+    if not isinstance(lab_vars, dict) or any(not str(key).startswith("zhisuan_") for key in lab_vars):
+        raise LabError(f"{where}: 'vars' must be a mapping of inventory variables named zhisuan_*")
+    return {"name": str(doc.get("name") or path.stem), "path": str(path), "nodes": nodes, "network": network,
+            "scheduler": check_scheduler(doc.get("scheduler"), where), "vars": lab_vars}
+
+
+# ----------------------------------------------------------------------------------------------- SSH lab network
+
+def check_network(network, nodes, where):
+    """Whole-lab checks of a network scenario (names, sizes, miswires onto used ports); returns the plan."""
+    netplan.check_names(network, [n["name"] for n in nodes], where)
+    plan = netplan.build_plan(network, [n["name"] for n in nodes])
+    netplan.link_states(plan, _net_faults(nodes), where)
+    return plan
+
+
+def _net_faults(nodes):
+    return dict((n["name"], [f for f in n["faults"] if f["kind"] in netplan.FAULT_KINDS]) for n in nodes)
+
+
+def start_network(lab, network):
+    """Build the SSH lab's namespaces/daemons; write the cabling plan and each node's LLDP client wrappers."""
+    plan = check_network(network, lab["nodes"], "network")
+    _write_atomic(Path(lab["dir"]) / netlab.CABLING_PLAN,
+                  "# zhisuan lab: the INTENDED wiring of this lab (generated by lab/labctl.py from the scenario)\n"
+                  + yaml.safe_dump(netplan.cabling_plan(plan), default_flow_style=False, sort_keys=False))
+    info = netlab.up(lab["dir"], plan, _net_faults(lab["nodes"]))
+    for node in lab["nodes"]:
+        node["mgmt_address"] = info["plan"]["nodes"][node["name"]]["mgmt_address"]
+        bin_dir, _ = _node_paths(lab["dir"], node["name"])
+        for tool, text in netlab.tool_wrappers(info, node["name"]).items():
+            _write_atomic(bin_dir / tool, text, mode=0o755)
+    return info
+
+
+def stop_network(run_dir):
+    netlab.down(run_dir)
+
+
+def network_host_vars(lab, node):
+    """ssh to the node's namespace instead of the local connection; its LLDP clients join zhisuan_tools."""
+    hv = netlab.host_vars(lab["net"], node["name"], sys.executable)
+    bin_dir, _ = _node_paths(lab["dir"], node["name"])
+    tools = dict((tool, str(bin_dir / tool)) for tool in netlab.tool_wrappers(lab["net"], node["name"]))
+    return hv, tools
+
+
+def network_status_lines(lab):
+    if not lab.get("net"):
+        return []
+    lines = [f"network: ssh, management {lab['net']['plan']['mgmt']['root_if']} "
+             f"{lab['net']['plan']['mgmt']['root_address']}, cabling plan {lab['net']['cabling_plan']}"]
+    for name, entry in netlab.status(lab["net"]).items():
+        parts = [f"netns {entry['ns']} {'up' if entry['namespace'] else 'MISSING'}",
+                 f"lldpd {'running' if entry['lldpd'] else 'DOWN'}"]
+        if entry["sshd"] is not None:
+            parts.append(f"sshd {'running' if entry['sshd'] else 'DOWN'}")
+        lines.append(f"  {name:<12} " + ", ".join(parts))
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------- scheduler
+
+# `scheduler: slurm`: a real slurmctld + one slurmd per lab node (lab/sched/slurm_lab.py); the inventory gets
+# zhisuan_scheduler and zhisuan_tools.scontrol/sinfo/squeue/... (wrappers that set SLURM_CONF, then exec the real ones)
+slurm_lab = _load("zhisuan_lab_sched_slurm", LAB_DIR / "sched" / "slurm_lab.py")
+SCHEDULERS = ("slurm",)
+
+
+def check_scheduler(value, where):
+    if value is not None and value not in SCHEDULERS:
+        raise LabError(f"{where}: 'scheduler' must be one of {', '.join(SCHEDULERS)}, got {value!r}")
+    return value
+
+
+def start_scheduler(lab, kind):
+    try:
+        info = slurm_lab.start(lab["dir"], [n["name"] for n in lab["nodes"]])
+    except slurm_lab.SlurmLabError as exc:
+        raise LabError(str(exc)) from None
+    return {"kind": kind, "dir": info["dir"], "conf": info["conf"], "started_s": info["started_s"],
+            "tools": dict((tool, path) for tool, path in info["tools"].items())}
+
+
+def stop_scheduler(run_dir):
+    slurm_lab.stop(str(run_dir))
+
+
+def scheduler_host_vars(lab, hv):
+    sched = lab.get("scheduler")
+    if sched:
+        hv["zhisuan_scheduler"] = sched["kind"]
+        hv["zhisuan_tools"] = dict(hv["zhisuan_tools"], **sched["tools"])
+    return hv
 
 
 # ----------------------------------------------------------------------------------------------- files
@@ -347,7 +455,7 @@ def tool_paths(bin_dir):
 
 
 def _fault_text(fault):
-    params = ", ".join(f"{k}={v}" for k, v in fault.items() if k != "kind")
+    params = ", ".join(f"{k}={v}" for k, v in fault.items() if k != "kind" and v != "")
     return f"{fault['kind']}({params})" if params else fault["kind"]
 
 
@@ -371,6 +479,9 @@ def host_vars(lab, node):
         "ansible_connection": "local",
         "ansible_python_interpreter": "{{ ansible_playbook_python }}",
     }
+    extra_tools = {}
+    if lab.get("net"):
+        hv, extra_tools = network_host_vars(lab, node)
     if any(f.get("kind") == "unreachable" for f in faults):
         hv = dict(UNREACHABLE_VARS, ansible_python_interpreter="{{ ansible_playbook_python }}")
     bmc = (lab.get("bmcs") or {}).get(node["name"])
@@ -384,16 +495,22 @@ def host_vars(lab, node):
         hv["zhisuan_bmc_log_since"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(node["started"] - 1))
     # no lspci in the lab: ACS is not read (host_info would report lspci missing)
     hv["zhisuan_read_acs"] = False
+    if not lab.get("net"):
+        # a local-connection lab has no network of its own (every node is this machine): acceptance judges the
+        # GPU families only; the SSH lab (a `network` scenario) runs the fabric and storage families too
+        hv["zhisuan_acceptance_families"] = ["gpu", "xid", "dcgm"]
     for key in ("rack", "u", "baseline"):
         if node.get(key) is not None:
             hv["zhisuan_" + key] = node[key]
+    # the scenario's inventory variables (site thresholds, job sizes) first: the lab's own keys win
+    hv.update(lab.get("vars") or {})
     hv.update({
-        "zhisuan_tools": tool_paths(bin_dir),
+        "zhisuan_tools": dict(tool_paths(bin_dir), **extra_tools),
         "zhisuan_expected": node["expected"],
         "zhisuan_lab_faults": faults,
         "zhisuan_lab_state": str(state_path),
     })
-    return hv
+    return scheduler_host_vars(lab, hv)
 
 
 def inventory_text(lab):
@@ -409,10 +526,16 @@ def inventory_text(lab):
         "    gpu_nodes:",
         "      hosts:",
     ]
+    if lab.get("net"):
+        out[3:4] = [
+            "# SSH lab: each node is a network namespace of this machine with its own hostname, sshd (ansible_host =",
+            "# its management address) and lldpd, cabled by veths to lab switch namespaces (zhisuan_cabling_plan is the",
+            "# intended wiring). Same filesystem: each of its zhisuan_tools is a",
+        ]
     for node in lab["nodes"]:
         name = node["name"]
         hv = host_vars(lab, node)
-        if hv["ansible_connection"] != "local":
+        if hv.get("ansible_port") == UNREACHABLE_VARS["ansible_port"]:
             out += [
                 "        # `unreachable` fault: ssh to 127.0.0.1 port 9 (discard), where nothing listens -- the",
                 "        # connection is refused at once and Ansible marks the host UNREACHABLE, as for a node",
@@ -448,7 +571,11 @@ def _node_line(node):
     faults = ", ".join(_fault_text(f) for f in node["faults"]) or "healthy"
     bmc = node.get("bmc")
     bmc_text = "  bmc %s%s" % (bmc["protocol"], " " + bmc["tree"] if bmc.get("tree") else "") if bmc else ""
-    return f"{node['name']:<14} {node['model']} x{node['gpus']}{bmc_text}  {faults}"
+    return f"{node['name']:<14} {node['model']} x{node['gpus']}{bmc_text}{_net_text(node)}  {faults}"
+
+
+def _net_text(node):
+    return f"  ssh {node['mgmt_address']}" if node.get("mgmt_address") else ""
 
 
 # ----------------------------------------------------------------------------------------------- commands
@@ -467,6 +594,8 @@ def cmd_up(args):
             raise LabError(f"{run_dir} exists and is not a directory")
         if (run_dir / MARKER_NAME).is_file():
             stop_bmcs(run_dir)
+            stop_network(run_dir)
+            stop_scheduler(run_dir)
             shutil.rmtree(run_dir)
         elif run_dir.is_dir() and any(run_dir.iterdir()):
             raise LabError(f"{run_dir} exists, is not empty and is not a lab dir; refusing to use it")
@@ -479,6 +608,7 @@ def cmd_up(args):
         "dir": str(run_dir),
         "inventory": str(inv),
         "nodes": scenario["nodes"],
+        "vars": scenario.get("vars") or {},
     }
     for node in lab["nodes"]:
         bin_dir, state_path = _node_paths(run_dir, node["name"])
@@ -487,6 +617,19 @@ def cmd_up(args):
             _write_atomic(bin_dir / tool, _wrapper_text(node["name"], tool, state_path), mode=0o755)
     if any(node.get("bmc") for node in lab["nodes"]):
         lab["bmcs"] = start_bmcs(lab)
+    if scenario.get("network"):
+        try:
+            lab["net"] = start_network(lab, scenario["network"])
+        except LabError:
+            stop_bmcs(run_dir)
+            raise
+    if scenario.get("scheduler"):
+        try:
+            lab["scheduler"] = start_scheduler(lab, scenario["scheduler"])
+        except LabError:
+            stop_bmcs(run_dir)
+            stop_network(run_dir)
+            raise
     write_lab_files(lab)
     _print_lab(lab, inv, run_dir)
     return 0
@@ -503,6 +646,8 @@ def _print_lab(lab, inventory, run_dir):
 def cmd_status(args):
     lab = _read_lab(args.dir)
     _print_lab(lab, lab["inventory"], lab["dir"])
+    for line in network_status_lines(lab):
+        print(line)
     return 0
 
 
@@ -537,6 +682,8 @@ def cmd_fault(args):
         faults = node["faults"] + [new]
     node["faults"] = validate_faults(faults, node, f"{where}: faults")
     check_renders(node, where)
+    if lab.get("net"):  # the network faults of a running SSH lab are applied to its links at once
+        netlab.apply_faults(lab["net"], _net_faults(lab["nodes"]))
     write_lab_files(lab)
     print(_node_line(node))
     return 0
@@ -561,6 +708,8 @@ def cmd_down(args):
                 inv.unlink()
                 print(f"removed {inv}")
     stop_bmcs(run_dir)
+    stop_network(run_dir)
+    stop_scheduler(run_dir)
     shutil.rmtree(run_dir)
     print(f"removed {run_dir}")
     return 0

@@ -263,6 +263,7 @@ def lan_conf(name, address, port, console_port, node_dir, username, password):
 CHASSIS_CONTROL = """#!/bin/sh
 # chassis_control for ipmi_sim (lab/bmc/ipmi_sim.py): the node's power state lives in the file named first.
 f="$1"; op="$2"; shift 2
+h="$(dirname "$f")/boot_hook"
 case "$op" in
 get)
     for p in "$@"; do
@@ -276,9 +277,12 @@ set)
     while [ $# -ge 2 ]; do
         p="$1"; v="$2"; shift 2
         case "$p" in
-            power) echo "$v" > "$f" ;;
+            power) old="$(cat "$f")"; echo "$v" > "$f"
+                   # a lab node boots: its boot_hook (lab/bmc/power_hook.py) clears the power-cycle faults
+                   if [ "$old" = 0 ] && [ "$v" = 1 ] && [ -x "$h" ]; then "$h"; fi ;;
             shutdown) ( sleep %d; echo 0 > "$f" ) </dev/null >/dev/null 2>&1 & ;;
-            reset|boot) ;;
+            reset) if [ "$v" = 1 ] && [ -x "$h" ]; then "$h"; fi ;;
+            boot) ;;
             identify) [ $# -ge 1 ] && shift ;;
             *) echo "Invalid parameter: $p"; exit 1 ;;
         esac

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -238,6 +239,14 @@ def _start_node(base, name, index, gpus, firmware, faults):
     with open(control, "w", encoding="ascii") as fh:
         fh.write(machine.CHASSIS_CONTROL % SOFT_OFF_DELAY)
     os.chmod(control, 0o755)
+    node_state = os.path.join(os.path.dirname(base), "nodes", name, "state.json")
+    if os.path.isdir(os.path.dirname(node_state)):  # a lab node: a boot clears its power-cycle faults (power.log)
+        hook = os.path.join(node_dir, "boot_hook")
+        with open(hook, "w", encoding="ascii") as fh:
+            fh.write("#!/bin/sh\nexec %s -I %s %s %s %s\n" % tuple(shlex.quote(part) for part in (
+                sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "power_hook.py"), node_state,
+                os.path.join(node_dir, "power.log"), name)))
+        os.chmod(hook, 0o755)
     with open(os.path.join(node_dir, "node.emu"), "w", encoding="ascii") as fh:
         fh.write(machine.emu_text(node_dir, records, gpus, firmware))
     with open(os.path.join(node_dir, "lan.conf"), "w", encoding="ascii") as fh:

@@ -62,6 +62,8 @@ class Bmc:
         self._user, self._password = username, password
         self.state_file, self.delay, self.clock = state_file, float(power_delay_s), clock
         self.lock = threading.RLock()
+        # called with the ISO time when a system finishes booting (the lab clears the node's power-cycle faults)
+        self.on_boot = None
         self.sessions = {}  # id -> {"token", "user"}
         self.systems, self.reset_targets, self.allowed, self.action_infos = {}, {}, {}, {}
         self.settings = {}  # settings object path -> (system, bios)
@@ -151,6 +153,8 @@ class Bmc:
             if sysstate["boot"].get("BootSourceOverrideEnabled") == "Once":
                 sysstate["boot"]["BootSourceOverrideEnabled"] = "Disabled"
             sysstate["last_reset"] = iso(trans["phases"][-1][1])
+            if self.on_boot is not None:
+                self.on_boot(sysstate["last_reset"])
 
     def power_state(self, system):
         sysstate = self.state["systems"][system]

@@ -104,6 +104,9 @@ def start(run_dir, bmcs, power_delay_s=1.0, timeout=30.0):
     for bmc, port in zip(bmcs, _free_ports(len(bmcs))):
         spec = {"node": bmc["node"], "port": port, "tree": bmc["tree"], "username": USERNAME, "password": password,
                 "faults": bmc["faults"], "state_file": os.path.join(paths["state"], bmc["node"] + ".json")}
+        node_state = os.path.join(os.path.abspath(run_dir), "nodes", bmc["node"], "state.json")
+        if os.path.isdir(os.path.dirname(node_state)):  # a lab node: a boot of its BMC clears its power-cycle faults
+            spec["node_state"] = node_state
         if any(fault["kind"] == "bmc_bad_credentials" for fault in bmc["faults"]):
             spec["inventory_password"] = secrets.token_urlsafe(12)
         specs.append(spec)

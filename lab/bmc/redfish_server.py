@@ -38,7 +38,8 @@ except ImportError:  # run as a script (python -I) or loaded by path
     from redfish_messages import error
 
 CONFIG_SCHEMA = 1
-BMC_KEYS = {"node", "port", "tree", "username", "password", "faults", "state_file", "inventory_password"}
+BMC_KEYS = {"node", "port", "tree", "username", "password", "faults", "state_file", "inventory_password",
+            "node_state"}
 OPENSSL_TIMEOUT = 30
 MAX_BODY = 1 << 20
 OPENSSL_CNF = """\
@@ -194,7 +195,7 @@ def load_config(path):
     return cfg
 
 
-def build_bmcs(cfg):
+def build_bmcs(cfg, log=None):
     """The Bmc of every listening node (a ``bmc_down`` node has none)."""
     out = []
     for spec in cfg["bmcs"]:
@@ -203,13 +204,28 @@ def build_bmcs(cfg):
         if any(fault["kind"] == "bmc_down" for fault in faults):
             continue
         docs = rt.apply_faults(rt.load_tree(spec["tree"]), spec["tree"], faults, cfg["started"], where)
-        out.append((spec, rb.Bmc(spec["node"], spec["tree"], docs, spec["username"], spec["password"], spec["state_file"],
-                                 cfg.get("power_delay_s", 1.0))))
+        bmc = rb.Bmc(spec["node"], spec["tree"], docs, spec["username"], spec["password"], spec["state_file"],
+                     cfg.get("power_delay_s", 1.0))
+        if spec.get("node_state") and log is not None:
+            bmc.on_boot = _boot_hook(spec["node"], spec["node_state"], log)
+        out.append((spec, bmc))
     return out
 
 
+def _boot_hook(node, node_state, log):
+    """After a boot the BMC drove (power cycle, restart, on): the node's power-cycle faults are gone (lab/README.md)."""
+    def hook(when):
+        try:
+            cleared = rt._common.power_cycle(node_state, when)  # pylint: disable=protected-access
+        except (OSError, ValueError, rt._common.LabError) as exc:  # pylint: disable=protected-access
+            log(f"{node} power cycle: cannot update the node state {node_state}: {exc}")
+            return
+        log(f"{node} power cycle: the node booted at {when}; faults cleared: {', '.join(cleared) or 'none'}")
+    return hook
+
+
 def serve(cfg, log, stop_event):
-    bmcs = build_bmcs(cfg)
+    bmcs = build_bmcs(cfg, log)
     _ca, cert, key = ensure_certs(cfg["tls_dir"])
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2

@@ -42,6 +42,10 @@ def normalize_fault(fault, kinds, where="fault"):
         raise LabError(f"{where}: a fault is a kind name or a mapping with 'kind', got {fault!r}")
     fault = dict(fault)
     kind = fault.pop("kind", None)
+    # any fault may be marked `persistent: true`: neither a GPU reset nor a BMC power cycle clears it (a part to RMA)
+    persistent = fault.pop("persistent", False)
+    if not isinstance(persistent, bool):
+        raise LabError(f"{where}: 'persistent' must be true or false, got {persistent!r}")
     if kind not in kinds:
         raise LabError(f"{where}: unknown fault kind {kind!r}; known kinds: {', '.join(sorted(kinds))}")
     spec = kinds[kind]
@@ -68,6 +72,8 @@ def normalize_fault(fault, kinds, where="fault"):
             raise LabError(f"{where}: fault {kind!r} parameter {name!r} must be a string, number or boolean, "
                            f"got {value!r}")
         out[name] = value
+    if persistent:
+        out["persistent"] = True
     return out
 
 
@@ -89,6 +95,32 @@ def own_faults(state, kinds, check_fault=None, gpus=None):
                 check_fault(fault, node, f"faults[{i}]")
             out.append(fault)
     return out
+
+
+# Faults a BMC power cycle clears (the node boots again: the GPUs are enumerated afresh, the driver's volatile
+# counters and the kernel log start over, every GPU process is gone). Faults marked `persistent: true` stay.
+POWER_CYCLE_CLEARS = ("gpu_missing", "xid", "ecc_volatile_uncorrectable", "throttle", "temperature", "gpu_process",
+                      "driver_not_loaded", "hang", "burn_slow", "burn_errors", "dcgm_fail")
+
+
+def power_cycle(path, when):
+    """The node behind a BMC was power-cycled at ``when`` (ISO time): clear the faults a power cycle fixes from its
+    state file (``gpu_missing`` = XID 79 fallen off the bus, ...) unless they are ``persistent``; a volatile ECC
+    count stays in the lifetime (aggregate) count, as after a GPU reset. Returns the kinds cleared."""
+    state = load_state(path)
+    kept, cleared = [], []
+    for fault in state["faults"]:
+        kind = fault.get("kind") if isinstance(fault, dict) else fault
+        if kind not in POWER_CYCLE_CLEARS or (isinstance(fault, dict) and fault.get("persistent")):
+            kept.append(fault)
+            continue
+        cleared.append(kind)
+        if kind == "ecc_volatile_uncorrectable" and fault.get("count"):
+            kept.append({"kind": "ecc_aggregate_uncorrectable", "gpu": fault["gpu"], "count": fault["count"]})
+    state["faults"] = kept
+    state["power_cycles"] = state.get("power_cycles", []) + [{"time": when, "cleared": cleared}]
+    save_state(path, state)
+    return cleared
 
 
 def load_state(path):

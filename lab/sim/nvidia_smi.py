@@ -451,7 +451,8 @@ def reset(state_path, state, target):
         return RESET_IN_USE_RC, RESET_IN_USE.format(bus_id=bus_id)
     kept = []
     for fault in state["faults"]:
-        if isinstance(fault, dict) and fault.get("gpu") == lab_index and fault.get("kind") in RESET_CLEARS:
+        if isinstance(fault, dict) and fault.get("gpu") == lab_index and fault.get("kind") in RESET_CLEARS \
+                and not fault.get("persistent"):
             if fault["kind"] == "ecc_volatile_uncorrectable" and fault.get("count"):
                 # the volatile count goes back to 0; the errors stay in the lifetime (aggregate) count
                 kept.append({"kind": "ecc_aggregate_uncorrectable", "gpu": lab_index, "count": fault["count"]})

@@ -87,7 +87,9 @@ def test_up_writes_wrappers_and_inventory(default_lab):
         assert wrapper == default_lab["dir"] / "nodes" / name / "bin" / "nvidia-smi"
         assert hv["ansible_connection"] == "local"
         assert hv["ansible_python_interpreter"] == "{{ ansible_playbook_python }}"
-        assert hv["zhisuan_expected"] == {"gpu_count": 8, "driver_version": "535.54.03"}
+        assert hv["zhisuan_expected"] == {"gpu_count": 8, "driver_version": "535.54.03",
+                                          "tuning": {"ulimits": {"memlock": None, "nofile": None}}}
+        assert hv["zhisuan_acceptance_families"] == ["gpu", "xid", "dcgm"]  # a local lab has no network of its own
         assert Path(hv["zhisuan_lab_state"]).is_file()
     assert hosts["node03"]["zhisuan_lab_faults"] == [{"kind": "ecc_volatile_uncorrectable", "gpu": 3, "count": 2}]
     assert hosts["node01"]["zhisuan_lab_faults"] == []

@@ -35,6 +35,9 @@ NUMERIC_FIELDS = (
     ("burn", "gflops_floor_fp32_tc"),
     ("burn", "gflops_floor_fp64"),
     ("burn", "gflops_floor_fp64_tc"),
+    ("nccl", "judge_bytes"),
+    ("nccl", "busbw_floor_gbs", "all_gather_perf"),
+    ("nccl", "cluster_busbw_floor_gbs", "all_reduce_perf"),
 )
 BURN_FLOORS = ("gflops_floor_fp32", "gflops_floor_fp32_tc", "gflops_floor_fp64", "gflops_floor_fp64_tc")
 # Every model the delivery guide names (DESIGN.md "Model profiles"), plus the variants shipped beside them.

@@ -168,10 +168,11 @@ def test_verdict_accepted_with_warnings(results):
         check("gpu.temperature.gpu", "node01", "warn", "GPU 2", 84, "< 83", "warm", "monitor"))
     results["hosts"]["node01"]["status"] = "warn"
     view = _report.build_view(results)
-    assert view["verdict"]["text"] == "ACCEPTED"
+    assert view["verdict"]["text"] == "ACCEPTED WITH CONDITIONS"
+    assert (view["verdict"]["key"], view["verdict"]["grade"]) == ("accepted", "conditional")
     assert view["verdict"]["detail"] == "the host passed; 1 warning to review"
     html = _report.render_html(results, TEMPLATES)
-    assert 'class="verdict accepted"' in html and "NOT ACCEPTED" not in html
+    assert 'class="verdict accepted conditional"' in html and "NOT ACCEPTED" not in html
 
 
 def test_cluster_failure_blocks_acceptance(results):
@@ -204,7 +205,7 @@ def test_html(results):
     for needle in ("<link", "<script src", "http://", "https://", "<img", "@import", "url("):
         assert needle not in html, needle
     assert not any(tag == "script" for tag, dummy in parser.tags)
-    assert '<section id="verdict" class="verdict not_accepted">' in html
+    assert '<section id="verdict" class="verdict not_accepted" data-grade="fail">' in html
     assert '<div class="word">NOT ACCEPTED</div>' in html
     assert "<div>1 host fail, 1 host unreachable</div>" in html
     # the grid: one cell per host x family, coloured by the worst status
@@ -256,6 +257,7 @@ def test_markdown(results):
     md = _report.render_markdown(results, TEMPLATES)
     assert "## Verdict: NOT ACCEPTED" in md
     assert "> **NOT ACCEPTED**: 1 host fail, 1 host unreachable" in md
+    assert "> Verdict: **FAIL** (pass / conditional / fail)" in md
     assert md_rows(md, "Node × family status") == [
         "| Host | Status | baseline | gpu | xid |",
         "| [node01](#node01) | PASS | — | PASS 3 pass, 1 skip | PASS 1 pass |",
@@ -406,7 +408,8 @@ def test_action_renders_and_is_idempotent(results, tmp_path):
     assert out["verdict"] == "not_accepted"
     assert out["summary"]["hosts"]["unreachable"] == 1 and out["summary"]["open_issues"] == 5
     assert out["paths"] == {"html": str(tmp_path / "report.html"), "markdown": str(tmp_path / "report.md"),
-                            "junit": str(tmp_path / "junit.xml")}
+                            "junit": str(tmp_path / "junit.xml"), "json": str(tmp_path / "report.json")}
+    assert out["summary"]["grade"] == "fail" and "history" not in out
     assert all(os.path.isfile(p) for p in out["paths"].values())
     assert run_action({"src": str(src), "template_dir": TEMPLATES})["changed"] is False
 

@@ -207,4 +207,19 @@ def test_summary_for_the_report(a100_node):
     assert stability.summarize_stability(a100_node, [hot], after, xid_before=[], xid_after=events) == {
         "samples": 2, "gpus_before": 8, "gpus_lost": ["0000:BD:00.0"], "max_temperature_c": 88,
         "new_xid_codes": [13, 79],
+        # the real capture: 27 C and SM 1275 MHz on every GPU; sample 1 has GPU 2 at 88 C
+        "trace": [{"t": 0, "temp_max_c": 27, "sm_clock_min_mhz": 1275}, {"t": 1, "temp_max_c": 88, "sm_clock_min_mhz": 1275},
+                  {"t": 2, "temp_max_c": 27, "sm_clock_min_mhz": 1275}],
     }
+
+
+def test_trace_skips_unread_samples_and_missing_values(a100_node):
+    slow = sample(a100_node, 5, clocks__sm_mhz=600)
+    blind = copy.deepcopy(a100_node)
+    for gpu in blind["gpus"]:
+        gpu["temperature"] = {}
+        gpu["clocks"] = {}
+    assert stability.stability_trace(a100_node, [slow, None, blind], None) == [
+        {"t": 0, "temp_max_c": 27, "sm_clock_min_mhz": 1275}, {"t": 1, "temp_max_c": 27, "sm_clock_min_mhz": 600},
+        {"t": 2, "temp_max_c": None, "sm_clock_min_mhz": None}]
+    assert stability.stability_trace(None, [], None) == []

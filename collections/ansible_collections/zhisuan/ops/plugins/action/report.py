@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""zhisuan.ops.report: render a saved results.json as HTML, Markdown and JUnit XML on the controller."""
+"""zhisuan.ops.report: render a saved results.json as HTML, Markdown, JUnit XML and JSON on the controller, keeping
+the run in the history folder and comparing it with the history when one is given."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import HistoryError, load_history, read_jsonl, store_run
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     FORMATS,
     ReportError,
@@ -31,6 +33,8 @@ ARGUMENT_SPEC = {
     "dest": {"type": "path"},
     "formats": {"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
     "template_dir": {"type": "path", "required": True},
+    "history_dir": {"type": "path"},
+    "remediation_log": {"type": "path"},
 }
 
 
@@ -48,24 +52,41 @@ class ActionModule(ActionBase):
         dummy_validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         src = os.path.abspath(args["src"])
         dest = os.path.abspath(args["dest"] or os.path.dirname(src))
+        history_dir = os.path.abspath(args["history_dir"]) if args["history_dir"] else None
+        history = remediation = None
+        kept = None
+        warnings = []
         try:
             results = load_results(src)
             warnings = validate_results(results, os.path.normpath(SCHEMA_PATH), source=src)
-            plan = plan_reports(results, dest, args["formats"], os.path.abspath(args["template_dir"]))
+            if history_dir:
+                if not self._task.check_mode:
+                    kept = store_run(history_dir, results)
+                history = load_history(history_dir, warn=warnings.append)
+                log = args["remediation_log"] or os.path.join(history_dir, "remediation.jsonl")
+                remediation = read_jsonl(log, warn=warnings.append)
+            plan, view = plan_reports(results, dest, args["formats"], os.path.abspath(args["template_dir"]),
+                                      history=history, remediation=remediation, with_view=True)
             if not self._task.check_mode:
                 write_plan(plan, dest)
-            verdict, summary = verdict_summary(results)
-        except ReportError as exc:
+            verdict, summary = verdict_summary(results, view)
+        except (ReportError, HistoryError) as exc:
             raise AnsibleActionFail(to_native(exc))
+        except OSError as exc:
+            raise AnsibleActionFail("zhisuan.ops.report: %s" % to_native(exc))
 
         if warnings:
             result["warnings"] = result.get("warnings", []) + warnings
         result.update(
-            changed=any(changed for dummy_fmt, dummy_path, dummy_text, changed in plan),
+            changed=any(changed for dummy_fmt, dummy_path, dummy_text, changed in plan) or bool(kept and kept[1]),
             paths=dict((fmt, path) for fmt, path, dummy_text, dummy_changed in plan),
             verdict=verdict,
             summary=summary,
             src=src,
             dest=dest,
         )
+        if history_dir:
+            result["history"] = {"dir": history_dir, "runs": len(history or []),
+                                 "kept": kept[0] if kept else None,
+                                 "previous": (view.get("changes") or {}).get("previous")}
         return result

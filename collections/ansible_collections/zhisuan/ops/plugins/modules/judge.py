@@ -34,7 +34,7 @@ options:
     description: The check family whose rules to run.
     type: str
     required: true
-    choices: [gpu, xid, dcgm, dcgm_health, burn, burn_stability, bmc, baseline, tuning]
+    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, gpu, nccl, nccl_bisect, nic, rdma_ports, storage, tuning, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and

@@ -10,16 +10,27 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: report
-short_description: Render a results.json as the acceptance report (HTML, Markdown, JUnit XML)
+short_description: Render a results.json as the acceptance report (HTML, Markdown, JUnit XML, JSON)
 version_added: 0.1.0
 description:
   - Reads one C(results.json) (schema C(zhisuan.ops/results/v1)) written by the record stage and renders the
     acceptance report from it alone, so a saved file can be re-rendered at any later time.
-  - C(report.html) is one self-contained file (inline CSS, no scripts, no external assets) that prints cleanly; it holds
-    the run metadata, the verdict, summary counts, a node by check-family status grid, the open issues with their
-    remedies, per-host details, the cluster-wide checks and a sign-off block.
+  - C(report.html) is one self-contained file (inline CSS and inline SVG pictures, no scripts, no external assets) that
+    prints cleanly; it holds the sections a customer signs (delivery guide 6.2) - the run metadata, the verdict
+    (pass, conditional or fail), summary counts, a node by check-family status grid (a picture and a table), the open
+    issues with their remedies, the asset list and the firmware/driver baseline with drift marked, GPU test data,
+    network test data (the RDMA pair heatmap against the floor, the NCCL bus-bandwidth-by-size curves against the
+    floor, the cabling as LLDP saw it), storage test data, stability records (burn-in temperature and clock traces),
+    remediation actions, per-host details, the cluster-wide checks and a sign-off block. A section with no data is
+    left out.
+  - With O(history_dir), the run is kept in the history folder and the report adds the changes since the previous
+    run of the same kind (new, fixed and persisting failures per host and check), and O&M KPIs computed from the
+    history (cluster GPU availability, MTTR and MTBF per fault class, faults by class, detection-to-repair times).
+    Nodes 10 % or more below their peers' median (NCCL busbw, burn Gflop/s, storage bandwidth and IOPS, RDMA pair
+    bandwidth) are listed as fleet outliers; they make an otherwise accepted run V(conditional).
   - C(report.md) holds the same content as Markdown tables; C(junit.xml) has one test suite per host (plus C(cluster))
-    and one test case per check, for CI systems.
+    and one test case per check, for CI systems (valid against the Jenkins xUnit JUnit schema); C(report.json) holds
+    the verdict, counts, open issues, changes, fleet outliers and KPIs for dashboards and workflows.
   - The run is B(ACCEPTED) only when no host is C(fail), C(error) or C(unreachable) and no cluster-wide check is
     C(fail) or C(error).
   - Runs on the controller only; nothing is executed on the managed node. The file is validated against the
@@ -41,17 +52,31 @@ options:
   formats:
     description:
       - The reports to write; V(html) writes C(report.html), V(markdown) writes C(report.md), V(junit) writes
-        C(junit.xml).
+        C(junit.xml), V(json) writes C(report.json).
     type: list
     elements: str
-    choices: [html, markdown, junit]
-    default: [html, markdown, junit]
+    choices: [html, markdown, junit, json]
+    default: [html, markdown, junit, json]
   template_dir:
     description:
       - Directory holding the Jinja2 templates C(report.html.j2) and C(report.md.j2).
       - The C(zhisuan.ops.report) role passes the project's C(reports/templates) directory.
     type: path
     required: true
+  history_dir:
+    description:
+      - Directory on the controller holding the run history, one C(<run id>.json) per run; created when missing.
+      - The run is kept there (not in check mode), then every run there is read for the comparison with the previous
+        run of the same kind and for the KPIs. Files that are not results documents are skipped with a warning.
+      - Not set means no history sections.
+    type: path
+  remediation_log:
+    description:
+      - The remediation log, JSON lines with one record per action (C(time), C(run_id), C(node), C(cause),
+        C(action), C(outcome), C(detected), C(repaired)); records with both times add to the detection-to-repair
+        times and MTTR of the cause's class.
+      - Defaults to C(remediation.jsonl) in O(history_dir). A missing file is an empty log.
+    type: path
 extends_documentation_fragment:
   - action_common_attributes
   - action_common_attributes.conn
@@ -114,20 +139,34 @@ paths:
     html: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.html
     markdown: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.md
     junit: /srv/acceptance/reports/out/20250114T093000Z-acceptance/junit.xml
+    json: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.json
 verdict:
   description: V(accepted) or V(not_accepted), as printed in the report's verdict banner.
   returned: success
   type: str
   sample: not_accepted
 summary:
-  description: Host and check counts by status, and the number of open issues (failed, errored and warning checks,
-    and unreachable hosts).
+  description: Host and check counts by status, the number of open issues (failed, errored and warning checks,
+    and unreachable hosts), the grade (V(pass), V(conditional) or V(fail)) and, when the history holds a previous run
+    of the same kind, the counts of new, fixed, persisting and unchecked failures.
   returned: success
   type: dict
   sample:
     hosts: {pass: 61, warn: 1, fail: 1, error: 0, unreachable: 1}
     checks: {pass: 6082, warn: 3, fail: 2, error: 1, skip: 64}
     open_issues: 7
+    grade: fail
+    changes: {new: 1, fixed: 2, persisting: 1, unchecked: 0}
+history:
+  description: The history folder, how many runs it holds, where this run was kept (V(null) in check mode) and the
+    previous run of the same kind it was compared with (V(null) when none).
+  returned: when O(history_dir) is set
+  type: dict
+  sample:
+    dir: /srv/zhisuan/history
+    runs: 12
+    kept: /srv/zhisuan/history/20250114T093000Z-inspect.json
+    previous: {id: 20250113T093000Z-inspect, kind: inspect, started: "2025-01-13T09:30:00+00:00"}
 src:
   description: Absolute path of the results file that was rendered.
   returned: success

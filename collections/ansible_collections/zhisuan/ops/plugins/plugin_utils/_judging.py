@@ -20,7 +20,10 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning a
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as dcgm_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import nccl as nccl_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as xid_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage as storage_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _net_family as net_family
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
@@ -164,6 +167,16 @@ FAMILIES = {
     "bmc": Family("bmc", "bmc", "bmc", _bmc_rules, _bmc_summary),
     "baseline": Family("baseline", "bmc", "firmware", _baseline_rules, _baseline_summary),
     "tuning": Family("tuning", "host", "host", _tuning_rules, lambda facts, profile, ctx: tuning_rules.summarize_tuning(facts)),
+    # nccl-tests: one node (host checks) or a multi-node run (host "cluster"); the slow-node bisection's outcome
+    "nccl": Family("nccl", "nccl-tests", "nccl", nccl_rules.family_rules, nccl_rules.family_summary),
+    "nccl_bisect": Family("nccl", "nccl-tests", "bisect", nccl_rules.bisect_rules, nccl_rules.bisect_summary),
+    # storage acceptance: fio jobs judged against the site's floors (zhisuan_thresholds.storage)
+    "storage": Family("storage", "fio", "storage", lambda host, facts, ctx: (None, storage_rules.judge_storage(
+        host, facts, thresholds=ctx.thresholds)), _facts_only(storage_rules.summarize_storage)),
+    # network: net_info's facts judged three ways (NIC/optics, RDMA ports, LLDP neighbours vs the cabling plan)
+    "nic": Family("nic", "ethtool", "net", net_family.nic_rules, net_family.nic_summary),
+    "rdma_ports": Family("rdma", "ibstat", "net", net_family.rdma_rules, net_family.rdma_summary),
+    "cabling": Family("cabling", "lldpctl", "net", net_family.cabling_rules, net_family.cabling_summary),
 }
 
 

@@ -19,12 +19,15 @@ import json
 import math
 import os
 import re
+import xml.etree.ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
 from jinja2.exceptions import TemplateError
+from markupsafe import Markup
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import ASSET_COLUMNS, asset_rows
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import data_sections, grid_svg, history_sections
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
 
 try:
@@ -43,8 +46,9 @@ else:
 
 JUNIT_MISSING = "zhisuan.ops.report: the junit-xml Python package is required on the controller for format junit"
 
-FORMATS = ("html", "markdown", "junit")
-FILENAMES = {"html": "report.html", "markdown": "report.md", "junit": "junit.xml"}
+FORMATS = ("html", "markdown", "junit", "json")
+FILENAMES = {"html": "report.html", "markdown": "report.md", "junit": "junit.xml", "json": "report.json"}
+REPORT_SCHEMA = "zhisuan.ops/report/v1"
 TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
 
 # Families in the order a delivery engineer reads them (DESIGN.md); unknown families follow alphabetically.
@@ -295,13 +299,37 @@ def _sorted_checks(checks):
 # the view model
 
 
-def build_view(results):
-    """Everything the templates show, derived from the results document only."""
+def build_view(results, history=None, remediation=None):
+    """Everything the templates show, derived from the results document (and, for the history sections, the
+    run history: results documents oldest first, and the remediation log records)."""
     try:
-        return _build_view(results)
+        view = _build_view(results)
+        view.update(data_sections(results, format_value))
+        view.update(history_sections(results, history, remediation, format_value))
+        view["grid_svg"] = Markup(grid_svg(view["hosts"], view["families"])) if view["hosts"] else None
+        for key in ("network", "stability"):
+            _mark_svgs(view.get(key))
+        if view["outliers"] and view["verdict"]["grade"] == "pass":
+            view["verdict"].update(grade="conditional", text="ACCEPTED WITH CONDITIONS",
+                                   detail=view["verdict"]["detail"] + "; %s below the fleet"
+                                   % plural(len(view["outliers"]), "measurement"))
+        return view
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
         raise ReportError("zhisuan.ops.report: the results do not have the zhisuan.ops/results/v1 shape (%s: %s)"
                           % (type(exc).__name__, exc))
+
+
+def _mark_svgs(section):
+    """SVG markup built by _svg (every text escaped there) is passed to the autoescaping template as Markup."""
+    if isinstance(section, dict):
+        for key, value in section.items():
+            if key == "svg" and isinstance(value, str):
+                section[key] = Markup(value)
+            else:
+                _mark_svgs(value)
+    elif isinstance(section, list):
+        for item in section:
+            _mark_svgs(item)
 
 
 def _assets_view(results):
@@ -426,8 +454,9 @@ def _build_view(results):
         if cluster_counts[status]:
             reasons.append("%s %s" % (plural(cluster_counts[status], "cluster check"), status))
     warnings = check_counts["warn"]
+    grade = "fail"
     if accepted:
-        text = "ACCEPTED"
+        grade, text = ("conditional", "ACCEPTED WITH CONDITIONS") if warnings else ("pass", "ACCEPTED")
         detail = "all %s passed" % plural(len(hosts), "host") if len(hosts) != 1 else "the host passed"
         if warnings:
             detail += "; %s to review" % plural(warnings, "warning")
@@ -450,7 +479,7 @@ def _build_view(results):
         "schema": results.get("schema", ""),
         "digest": results_digest(results),
         "verdict": {"accepted": accepted, "text": text, "key": "accepted" if accepted else "not_accepted",
-                    "detail": detail, "warnings": warnings},
+                    "grade": grade, "detail": detail, "warnings": warnings},
         "host_counts": host_counts,
         "check_counts": check_counts,
         "families": sorted(families, key=family_sort_key),
@@ -464,11 +493,14 @@ def _build_view(results):
     }
 
 
-def verdict_summary(results):
+def verdict_summary(results, view=None):
     """(verdict key, summary dict) for an action result."""
-    view = build_view(results)
-    return view["verdict"]["key"], {"hosts": view["host_counts"], "checks": view["check_counts"],
-                                    "open_issues": len(view["issues"])}
+    view = view if view is not None else build_view(results)
+    summary = {"hosts": view["host_counts"], "checks": view["check_counts"], "open_issues": len(view["issues"]),
+               "grade": view["verdict"]["grade"]}
+    if view.get("changes"):
+        summary["changes"] = dict((key, len(view["changes"][key])) for key in ("new", "fixed", "persisting", "unchecked"))
+    return view["verdict"]["key"], summary
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -548,6 +580,39 @@ def _test_case(check):
     return case
 
 
+def _issue_json(issue):
+    return dict((key, issue.get(key)) for key in ("host", "id", "component", "status", "observed", "expected", "message",
+                                                  "remedy"))
+
+
+def render_json(results, view=None):
+    """The report's judgement as JSON (for dashboards and workflows): verdict, counts, open issues, changes since
+    the previous run, fleet outliers and KPIs. Deterministic (sorted keys)."""
+    if view is None:
+        view = build_view(results)
+    kpis = dict(view["kpis"]) if view.get("kpis") else None
+    if kpis:
+        kpis.pop("episodes", None)
+    document = {
+        "schema": REPORT_SCHEMA,
+        "results_schema": view["schema"],
+        "results_sha256": view["digest"],
+        "run": view["run"],
+        "verdict": {"grade": view["verdict"]["grade"], "key": view["verdict"]["key"], "text": view["verdict"]["text"],
+                    "detail": view["verdict"]["detail"]},
+        "hosts": view["host_counts"],
+        "checks": view["check_counts"],
+        "families": view["families"],
+        "host_status": dict((h["name"], h["status"]) for h in view["hosts"]),
+        "issues": [_issue_json(i) for i in view["issues"]],
+        "changes": view.get("changes"),
+        "outliers": [dict((k, o[k]) for k in ("host", "metric", "value", "peer_median", "pct_below"))
+                     for o in view.get("outliers") or []],
+        "kpis": kpis,
+    }
+    return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
+
+
 def render_junit(results, view=None):
     """JUnit XML: one testsuite per host (plus ``cluster``), one testcase per check."""
     if not HAS_JUNIT_XML:
@@ -571,14 +636,18 @@ def render_junit(results, view=None):
         suites.append(TestSuite("cluster", [_test_case(check) for check in view["cluster"]],
                                 timestamp=run["started"] or None,
                                 properties={"run_id": run["id"], "run_kind": run["kind"]}))
-    return to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
+    # junit-xml's own pretty-printing goes through minidom (5 s and 250 MiB for 1,000 hosts x 60 checks, see
+    # bench/report_scale.py); ElementTree indents the same document in a fraction of that.
+    root = ET.fromstring(to_xml_report_string(suites, prettyprint=False, encoding="utf-8").encode("utf-8"))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # writing
 
 
-def render_reports(results, formats, template_dir):
+def render_reports(results, formats, template_dir, history=None, remediation=None):
     """{format: text} for each requested format; raises ReportError on an unknown format."""
     if not formats:
         raise ReportError("zhisuan.ops.report: no formats requested; choose from %s" % ", ".join(FORMATS))
@@ -586,16 +655,18 @@ def render_reports(results, formats, template_dir):
     if unknown:
         raise ReportError("zhisuan.ops.report: unknown format(s) %s; choose from %s"
                           % (", ".join(map(str, unknown)), ", ".join(FORMATS)))
-    view = build_view(results)
+    view = build_view(results, history, remediation)
     rendered = {}
     for fmt in dict.fromkeys(formats):
         if fmt == "html":
             rendered[fmt] = render_html(results, template_dir, view)
         elif fmt == "markdown":
             rendered[fmt] = render_markdown(results, template_dir, view)
+        elif fmt == "json":
+            rendered[fmt] = render_json(results, view)
         else:
             rendered[fmt] = render_junit(results, view)
-    return rendered
+    return rendered, view
 
 
 def _same_content(path, text):
@@ -606,14 +677,15 @@ def _same_content(path, text):
         return False
 
 
-def plan_reports(results, dest_dir, formats, template_dir):
-    """Render every format first (nothing is written if one fails). Returns [(format, path, text, changed)]."""
-    rendered = render_reports(results, formats, template_dir)
+def plan_reports(results, dest_dir, formats, template_dir, history=None, remediation=None, with_view=False):
+    """Render every format first (nothing is written if one fails). Returns [(format, path, text, changed)]
+    (and the view, with ``with_view``)."""
+    rendered, view = render_reports(results, formats, template_dir, history, remediation)
     plan = []
     for fmt in rendered:
         path = os.path.join(dest_dir, FILENAMES[fmt])
         plan.append((fmt, path, rendered[fmt], not _same_content(path, rendered[fmt])))
-    return plan
+    return (plan, view) if with_view else plan
 
 
 def write_plan(plan, dest_dir):
@@ -626,10 +698,10 @@ def write_plan(plan, dest_dir):
         raise ReportError("zhisuan.ops.report: cannot write reports to %s: %s" % (dest_dir, exc))
 
 
-def write_reports(results, dest_dir, formats, template_dir):
-    """Render and write report.html / report.md / junit.xml atomically. Returns {format: path}.
+def write_reports(results, dest_dir, formats, template_dir, history=None, remediation=None):
+    """Render and write report.html / report.md / junit.xml / report.json atomically. Returns {format: path}.
 
     Files whose content would not change are left untouched (renders are deterministic: no timestamps)."""
-    plan = plan_reports(results, dest_dir, formats, template_dir)
+    plan = plan_reports(results, dest_dir, formats, template_dir, history, remediation)
     write_plan(plan, dest_dir)
     return dict((fmt, path) for fmt, path, dummy_text, dummy_changed in plan)

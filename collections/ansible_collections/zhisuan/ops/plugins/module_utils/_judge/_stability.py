@@ -352,7 +352,8 @@ def judge_stability(host, before, during, after, xid_before=None, xid_after=None
 
 
 def summarize_stability(before, during, after, xid_before=None, xid_after=None):
-    """The host's stability-watch report facts: samples taken, GPUs lost, peak temperature, new XID codes."""
+    """The host's stability-watch report facts: samples taken, GPUs lost, peak temperature, new XID codes and the
+    per-sample ``trace`` (stability_trace)."""
     during = [sample for sample in during or [] if isinstance(sample, dict)]
     samples = during + ([after] if isinstance(after, dict) else [])
     base = _by_key(before)
@@ -366,4 +367,24 @@ def summarize_stability(before, during, after, xid_before=None, xid_after=None):
         "gpus_lost": [_where(base[key]) for key in lost],
         "max_temperature_c": max(temps) if temps else None,
         "new_xid_codes": _codes(new),
+        "trace": stability_trace(before, during, after),
     }
+
+
+def _sample_point(number, sample):
+    gpus = _gpus(sample)
+    temps = [(gpu.get("temperature") or {}).get("gpu_c") for gpu in gpus]
+    temps = [temp for temp in temps if temp is not None]
+    clocks = [(gpu.get("clocks") or {}).get("sm_mhz") for gpu in gpus]
+    clocks = [clock for clock in clocks if clock is not None]
+    return {"t": number, "temp_max_c": max(temps) if temps else None,
+            "sm_clock_min_mhz": min(clocks) if clocks else None}
+
+
+def stability_trace(before, during, after):
+    """The burn's temperature/clock trace for the report, one point per sample: ``t`` is the sample number
+    (0 before the burn, 1..n during it, n+1 after it), ``temp_max_c`` the hottest GPU and ``sm_clock_min_mhz``
+    the slowest SM clock of that sample (``None`` when the sample does not report it). Samples that could not be
+    read are left out."""
+    samples = [before] + [sample for sample in during or [] if isinstance(sample, dict)] + [after]
+    return [_sample_point(number, sample) for number, sample in enumerate(samples) if isinstance(sample, dict)]

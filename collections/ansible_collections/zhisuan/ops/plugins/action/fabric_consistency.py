@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import yaml
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._cabling import cabling_map
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric import judge_fabric_consistency
+
+
+def load_plan(path):
+    """The cabling plan YAML (``{}`` for an empty path). Raises AnsibleActionFail naming the file."""
+    if not path:
+        return {}
+    try:
+        with open(path) as handle:
+            plan = yaml.safe_load(handle) or {}
+    except (IOError, OSError, yaml.YAMLError) as exc:
+        raise AnsibleActionFail("zhisuan.ops.fabric_consistency: cannot read the cabling plan %s: %s" % (path, exc))
+    if not isinstance(plan, dict) or not isinstance(plan.get("links", []), list):
+        raise AnsibleActionFail("zhisuan.ops.fabric_consistency: the cabling plan %s must be a mapping with a 'links' list"
+                                % path)
+    return plan
+
+
+class ActionModule(ActionBase):
+    """Fabric consistency across the play's hosts, on the controller: reads each host's net facts from hostvars."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            hosts=dict(type="list", elements="str"),
+            facts_var=dict(type="str", default="check_net_facts"),
+            plan=dict(type="path"),
+        ))
+        task_vars = task_vars or {}
+        hosts = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts_all") or []
+        hostvars = task_vars.get("hostvars") or {}
+        facts = {}
+        for host in hosts:
+            host_vars = hostvars.get(host) or {}
+            value = host_vars.get(args["facts_var"]) if hasattr(host_vars, "get") else None
+            facts[host] = dict(value) if isinstance(value, dict) else {}
+        plan = load_plan(args["plan"])
+        cluster_checks, host_checks = judge_fabric_consistency(facts, plan)
+        data = {"fabric": {"cabling": cabling_map(facts, plan)}} if plan.get("links") else {}
+        result.update(changed=False, cluster_checks=cluster_checks, host_checks=host_checks, cluster_data=data)
+        return result

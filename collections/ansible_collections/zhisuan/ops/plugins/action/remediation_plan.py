@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import worst_status
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.plan import make_plan
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import PolicyError, normalize
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
+
+SHIPPED_POLICY = os.path.join(os.path.dirname(__file__), "..", "..", "data", "remediation", "policy.yml")
+
+
+class ActionModule(ActionBase):
+    """Plan a remediation on the controller: results + policy + scheduler states -> plan. Reads only."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("results", "hosts", "checks", "unreachable", "policy_file", "policy", "scheduler", "fleet", "approved",
+                             "batch_size", "only"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            results=dict(type="path"),
+            hosts=dict(type="dict"),
+            checks=dict(type="dict"),
+            unreachable=dict(type="list", elements="str", default=[]),
+            policy_file=dict(type="path"),
+            policy=dict(type="dict", default={}),
+            scheduler=dict(type="dict", default={}),
+            fleet=dict(type="int"),
+            approved=dict(type="list", elements="str", default=[]),
+            batch_size=dict(type="int", default=1),
+            only=dict(type="list", elements="str"),
+        ), mutually_exclusive=[("results", "hosts", "checks")], required_one_of=[("results", "hosts", "checks")])
+        source = {"path": args["results"], "run_id": None, "kind": None, "started": None, "finished": None}
+        if args["results"]:
+            document = self._read_results(args["results"])
+            hosts = document["hosts"]
+            run = document.get("run") or {}
+            source.update((key, run.get(key)) for key in ("id", "kind", "started", "finished"))
+            source["run_id"] = source.pop("id")
+        elif args["hosts"] is not None:
+            hosts = args["hosts"]
+        else:
+            hosts = dict((name, {"checks": checks or []}) for name, checks in args["checks"].items())
+        for name in args["unreachable"]:
+            hosts[name] = {"status": "unreachable", "checks": [], "facts": {}}
+        hosts = dict((name, self._with_diagnosis(host)) for name, host in hosts.items())
+        policy_file = args["policy_file"] or SHIPPED_POLICY
+        try:
+            with open(policy_file) as handle:
+                doc = yaml.safe_load(handle)
+            policy = normalize(doc, args["policy"])
+        except (IOError, OSError, yaml.YAMLError) as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: cannot read the policy file %s: %s" % (policy_file, exc))
+        except PolicyError as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s: %s" % (policy_file, exc))
+        plan = make_plan(hosts, policy, scheduler=args["scheduler"], fleet=args["fleet"] or len(hosts),
+                         approved=args["approved"], batch_size=args["batch_size"], only=args["only"])
+        result.update(changed=False, plan=plan, order=plan["order"], checks=plan["checks"], source=source,
+                      policy=policy, policy_file=os.path.abspath(policy_file))
+        return result
+
+    @staticmethod
+    def _read_results(path):
+        try:
+            with open(path) as handle:
+                document = json.load(handle)
+        except (IOError, OSError, ValueError) as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: cannot read results %s: %s" % (path, exc))
+        if not isinstance(document, dict) or not isinstance(document.get("hosts"), dict):
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s is not a zhisuan.ops results.json (no hosts)" % path)
+        return document
+
+    @staticmethod
+    def _with_diagnosis(host):
+        host = dict(host or {})
+        if "status" not in host:
+            host["status"] = worst_status(check["status"] for check in host.get("checks") or [])
+        facts = dict(host.get("facts") or {})
+        if not facts.get("diagnosis") and host.get("status") != "unreachable":
+            facts["diagnosis"] = diagnose(host.get("checks") or [])
+        host["facts"] = facts
+        return host

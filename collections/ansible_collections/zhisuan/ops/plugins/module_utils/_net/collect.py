@@ -1,0 +1,254 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""net_info's work: per interface ethtool (settings, -i, -S twice, -m) and ip -j link, RDMA ports (ibstat or
+sysfs), LLDP neighbours, link flaps from the kernel log, and NUMA nodes of NICs and GPUs -> ``net`` facts.
+
+``ip -j link`` is the one call that must work (it says which interfaces exist). Every other failure is kept in the
+facts (``errors`` per interface, ``ib.error``, ``lldp_error``, ``link_flaps_error``) so the judge turns it into an
+``error`` check for that part alone. ``ethtool -m`` on a port without a module is not a failure: ``optics`` is
+``null`` with ``optics_reason``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._net import ethtool, ib, iplink, linkflap, lldp, qos
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _first_line as first_line
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+
+# PCI class codes of NVIDIA GPUs (3D controller, VGA) and the vendor id.
+_NVIDIA_VENDOR = "0x10de"
+_GPU_CLASSES = ("0x0302", "0x0300")
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def numa_node(root, ifname):
+    """NUMA node of a NIC (``/sys/class/net/IF/device/numa_node``); ``None`` when absent or -1 (no NUMA info)."""
+    value = _read(os.path.join(root, "sys", "class", "net", ifname, "device", "numa_node"))
+    if value is None or not value.lstrip("-").isdigit() or int(value) < 0:
+        return None
+    return int(value)
+
+
+def gpu_numa_nodes(root):
+    """``{PCI address: NUMA node or None}`` of the NVIDIA GPUs under ``<root>/sys/bus/pci/devices``."""
+    base = os.path.join(root, "sys", "bus", "pci", "devices")
+    try:
+        names = sorted(os.listdir(base))
+    except (IOError, OSError):
+        return {}
+    result = {}
+    for name in names:
+        if _read(os.path.join(base, name, "vendor")) != _NVIDIA_VENDOR:
+            continue
+        klass = _read(os.path.join(base, name, "class")) or ""
+        if not klass.startswith(_GPU_CLASSES):
+            continue
+        value = _read(os.path.join(base, name, "numa_node"))
+        result[name] = int(value) if value and value.lstrip("-").isdigit() and int(value) >= 0 else None
+    return result
+
+
+class _Ethtool(object):
+    def __init__(self, path, timeout, warn):
+        self.path = path
+        self.timeout = timeout
+        self.warn = warn
+
+    def run(self, args, ok_rcs=(0,)):
+        return run([self.path] + args, timeout=self.timeout, tool="ethtool", ok_rcs=ok_rcs)
+
+    def stats(self, ifname):
+        return ethtool.parse_stats(self.run(["-S", ifname]).stdout, warn=self.warn)
+
+    def module(self, ifname, link):
+        """``(optics or None, reason or None)``."""
+        result = self.run(["-m", ifname], ok_rcs=None)
+        if result.rc != 0:
+            if ethtool.is_no_module(result.stderr):
+                return None, "no module EEPROM: %s" % first_line(result.stderr, result.stdout)
+            return None, "ethtool -m failed (rc %s): %s" % (result.rc, first_line(result.stderr, result.stdout))
+        optics = ethtool.parse_module(result.stdout, warn=self.warn)
+        optics["implausible"] = ethtool.implausible(optics, link=link)
+        return optics, None
+
+
+def _interface(tool, ifname, link, root, optics_wanted):
+    entry = {"present": link is not None, "driver": None, "driver_version": None, "firmware": None, "bus_info": None,
+             "speed_mbps": None, "duplex": None, "link": None, "port": None,
+             "mtu": None, "operstate": None, "admin_up": None, "carrier": None, "address": None,
+             "numa_node": numa_node(root, ifname), "counters_delta": None, "optics": None, "optics_reason": None,
+             "qos": None, "errors": {}}
+    if link is None:
+        entry["errors"]["ip"] = "interface %s does not exist on this node" % ifname
+        return entry, None
+    for key in ("mtu", "operstate", "admin_up", "carrier", "address"):
+        entry[key] = link.get(key)
+    try:
+        settings = ethtool.parse_settings(tool.run([ifname]).stdout, warn=tool.warn)
+        for key in ("speed_mbps", "duplex", "link", "port"):
+            entry[key] = settings[key]
+    except ZhisuanError as exc:
+        entry["errors"]["settings"] = exc.message
+    try:
+        driver = ethtool.parse_driver(tool.run(["-i", ifname]).stdout, warn=tool.warn)
+        entry.update(driver=driver["driver"], driver_version=driver["version"], firmware=driver["firmware_version"],
+                     bus_info=driver["bus_info"])
+    except ZhisuanError as exc:
+        entry["errors"]["driver"] = exc.message
+    before = None
+    try:
+        before = tool.stats(ifname)
+    except ZhisuanError as exc:
+        entry["errors"]["counters"] = exc.message
+    if optics_wanted:
+        try:
+            entry["optics"], entry["optics_reason"] = tool.module(ifname, entry["link"])
+        except ZhisuanError as exc:
+            entry["optics_reason"] = exc.message
+    else:
+        entry["optics_reason"] = "not collected (optics: false)"
+    return entry, before
+
+
+def _qos(path, ifname, timeout, warn):
+    """``(qos facts or None, reason or None)``; mlnx_qos missing is a reason, not a failure."""
+    try:
+        result = run([path, "-i", ifname], timeout=timeout, tool="mlnx_qos")
+        return qos.parse_mlnx_qos(result.stdout, warn=warn), None
+    except ZhisuanError as exc:
+        return None, exc.message
+
+
+def _ib_result(facts, source, error=None):
+    facts["source"] = source
+    facts["error"] = error
+    return facts
+
+
+def collect_ib(params, warn=None):
+    """RDMA devices from ibstat (``ib_source`` ``ibstat``/``auto``) or sysfs (``sysfs``, or ``auto`` without ibstat).
+
+    ibstat's empty output (rc 0) is the "no device" answer, not an error; rc 255 after listing devices (an
+    ``ibpanic`` about one device) keeps the devices it printed and the panic line in ``errors``.
+    """
+    source = params["ib_source"]
+    if source == "none":
+        return None
+    if source == "sysfs":
+        return _ib_result(ib.read_sysfs(params["root"]), "sysfs")
+    try:
+        result = run([params["ibstat_path"]], timeout=params["timeout"], tool="ibstat", ok_rcs=None)
+    except ZhisuanError as exc:
+        if source == "auto" and exc.kind == "not_found":
+            return _ib_result(ib.read_sysfs(params["root"]), "sysfs")
+        return _ib_result({"devices": {}, "no_device": None, "errors": []}, "ibstat", exc.message)
+    if result.rc != 0 and "CA '" not in result.stdout:
+        return _ib_result({"devices": {}, "no_device": None, "errors": []}, "ibstat",
+                          "ibstat: exited with rc %s: %s" % (result.rc, first_line(result.stderr, result.stdout)))
+    try:
+        facts = ib.parse_ibstat(result.stdout, warn=warn)
+    except ZhisuanError as exc:
+        return _ib_result({"devices": {}, "no_device": None, "errors": []}, "ibstat", exc.message)
+    if result.rc != 0 and not facts["errors"]:
+        facts["errors"].append("ibstat exited with rc %s: %s" % (result.rc, first_line(result.stderr, "")))
+    return _ib_result(facts, "ibstat")
+
+
+def collect_lldp(params, warn=None):
+    """``(first neighbour per interface, error or None)``; not run without ``lldpctl_path``."""
+    path = params["lldpctl_path"]
+    if not path:
+        return None, None
+    argv = [path]
+    if params["lldp_socket"]:
+        argv += ["-u", params["lldp_socket"]]
+    argv += ["-f", "json"]
+    if os.path.basename(path).startswith("lldpcli"):
+        argv += ["show", "neighbors"]
+    try:
+        result = run(argv, timeout=params["timeout"], tool="lldpctl")
+        return lldp.first_neighbors(lldp.parse_neighbors(result.stdout, warn=warn)), None
+    except ZhisuanError as exc:
+        return {}, exc.message
+
+
+def collect_kernel_log(params):
+    """``(kernel log text or None, error or None)``: journalctl -k, falling back to dmesg."""
+    errors = []
+    if params["journalctl_path"]:
+        argv = [params["journalctl_path"], "-k", "--no-pager", "-o", "short-iso"]
+        if params["since"]:
+            argv += ["--since", params["since"]]
+        try:
+            return run(argv, timeout=params["timeout"], tool="journalctl").stdout, None
+        except ZhisuanError as exc:
+            errors.append(exc.message)
+    if params["dmesg_path"]:
+        try:
+            return run([params["dmesg_path"], "--time-format=iso"], timeout=params["timeout"], tool="dmesg").stdout, None
+        except ZhisuanError as exc:
+            errors.append(exc.message)
+    return None, "; ".join(errors) or "no kernel log source (journalctl_path and dmesg_path are empty)"
+
+
+def collect_net_facts(module):
+    params = module.params
+    warn = module.warn
+    if params["counter_window"] < 0:
+        module.fail_json(msg="counter_window must be 0 or more seconds, got %s" % params["counter_window"])
+    links = iplink.parse_links(run([params["ip_path"], "-j", "link"], timeout=params["timeout"], tool="ip").stdout,
+                               warn=warn)
+    names = params["interfaces"] or [name for name, link in links.items() if not iplink.is_loopback(link)]
+    tool = _Ethtool(params["ethtool_path"], params["timeout"], warn)
+    interfaces = {}
+    before = {}
+    for name in names:
+        interfaces[name], before[name] = _interface(tool, name, links.get(name), params["root"], params["optics"])
+        if params["mlnx_qos_path"] and links.get(name) is not None:
+            interfaces[name]["qos"], reason = _qos(params["mlnx_qos_path"], name, params["timeout"], warn)
+            if reason:
+                interfaces[name]["errors"]["qos"] = reason
+    window = params["counter_window"]
+    if window > 0 and any(value is not None for value in before.values()):
+        time.sleep(window)
+    for name, first in before.items():
+        if first is None or window <= 0:
+            continue
+        try:
+            interfaces[name]["counters_delta"] = ethtool.counter_deltas(first, tool.stats(name), window, warn=warn)
+        except ZhisuanError as exc:
+            interfaces[name]["errors"]["counters"] = exc.message
+    neighbors, lldp_error = collect_lldp(params, warn=warn)
+    log_text, log_error = collect_kernel_log(params) if params["link_flaps"] else (None, None)
+    flaps = None
+    events = []
+    if log_text is not None:
+        events = linkflap.parse_events(log_text)
+        flaps = linkflap.count_flaps(events)
+    return {"net": {
+        "interfaces": interfaces,
+        "ib": collect_ib(params, warn=warn),
+        "lldp": neighbors,
+        "lldp_error": lldp_error,
+        "link_flaps": flaps,
+        "link_flap_events": events[-50:],
+        "link_flaps_error": log_error,
+        "gpu_numa": gpu_numa_nodes(params["root"]),
+        "counter_window": window,
+    }}

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""lldpd's JSON (``lldpctl -f json``, ``lldpcli -f json show neighbors``) -> neighbours per local interface.
+
+lldpd's JSON writer collapses a list of one into a mapping, so the shape depends on the count: with one
+interface ``lldp.interface`` is ``{"eth0": {...}}``, with several it is ``[{"eth0": {...}}, {"eth1": {...}}]``
+(an interface with two neighbours appears twice in the list); ``chassis`` is keyed by the system name, or holds
+``id`` directly when the neighbour sends none; with no neighbour at all ``lldp`` is ``{}``. Both shapes are read.
+
+The switch port is the port id when its subtype names a port (``ifname``, ``local``), else the port description
+(lldpd's default port id is the MAC, with the port name in the description). Pure functions, standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+
+TOOL = "lldpctl"
+_NAME_SUBTYPES = ("ifname", "local", "ifalias")
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _chassis(chassis):
+    """``(system name or None, chassis mapping)``."""
+    if not isinstance(chassis, dict):
+        return None, {}
+    if "id" in chassis and isinstance(chassis.get("id"), dict):
+        return None, chassis
+    for name, body in chassis.items():
+        return name, body if isinstance(body, dict) else {}
+    return None, {}
+
+
+def _neighbor(body):
+    name, chassis = _chassis(body.get("chassis"))
+    port = body.get("port") if isinstance(body.get("port"), dict) else {}
+    port_id = port.get("id") if isinstance(port.get("id"), dict) else {}
+    descr = port.get("descr")
+    if port_id.get("type") in _NAME_SUBTYPES and port_id.get("value"):
+        switch_port = port_id.get("value")
+    else:
+        switch_port = descr or port_id.get("value")
+    chassis_id = chassis.get("id") if isinstance(chassis.get("id"), dict) else {}
+    return {
+        "switch": name or chassis_id.get("value"),
+        "switch_port": switch_port,
+        "switch_descr": chassis.get("descr"),
+        "chassis_id": chassis_id.get("value"),
+        "port_id": port_id.get("value"),
+        "port_id_type": port_id.get("type"),
+        "port_descr": descr,
+        "mgmt_ip": _as_list(chassis.get("mgmt-ip")),
+        "via": body.get("via"),
+        "ttl": port.get("ttl"),
+    }
+
+
+def parse_neighbors(text, warn=None):
+    """``{local interface: [neighbour, ...]}``; ``{}`` when lldpd sees no neighbour."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ParseError(TOOL, "lldpctl -f json did not print JSON: %s" % exc)
+    if not isinstance(data, dict) or not isinstance(data.get("lldp"), dict):
+        raise ParseError(TOOL, "lldpctl -f json printed no 'lldp' object")
+    result = {}
+    for entry in _as_list(data["lldp"].get("interface")):
+        if not isinstance(entry, dict):
+            if warn is not None:
+                warn("lldpctl: an interface entry that is not an object was skipped: %r" % (entry,))
+            continue
+        for ifname, body in entry.items():
+            if not isinstance(body, dict):
+                continue
+            result.setdefault(ifname, []).append(_neighbor(body))
+    return result
+
+
+def first_neighbors(neighbors):
+    """``{IF: {switch, switch_port, switch_descr, ..., neighbors: n}}`` (the first neighbour of each interface)."""
+    result = {}
+    for ifname, entries in neighbors.items():
+        if entries:
+            summary = dict(entries[0])
+            summary["neighbors"] = len(entries)
+            result[ifname] = summary
+    return result

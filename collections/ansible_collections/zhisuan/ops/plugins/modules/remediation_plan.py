@@ -1,0 +1,151 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: remediation_plan
+short_description: Plan a remediation from a run's check records, the site policy and the scheduler
+version_added: 0.1.0
+author:
+  - zhisuan.ops contributors (@zhisuan-ops)
+description:
+  - Reads the host records of a C(results.json) (a diagnose, acceptance or inspect run) or of the current run, the
+    site remediation policy and the scheduler's view of the nodes, and returns the plan - per node the action
+    (C(reset_gpu), C(reboot), C(power_cycle) or C(ticket)), why (the root cause and the failing check ids), the mode
+    (C(automatic), C(approval), C(ticket)) and the batch.
+  - Applies the blast-radius limit (at most C(max_nodes) and C(max_percent) of the fleet in remediation at once,
+    counting nodes already drained) and the circuit breaker (one failing check on too many nodes at once - a
+    fleet-wide cause - plans no action at all and returns the failing cluster check C(remediate.breaker.tripped)).
+  - It never connects to a node and changes nothing; it is the only step of a remediation that runs in check mode.
+extends_documentation_fragment:
+  - zhisuan.ops._attributes
+  - zhisuan.ops._attributes.controller
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Planning reads only; it runs the same in check mode.
+  diff_mode:
+    support: none
+options:
+  results:
+    description: Path of a C(results.json) to plan from. Mutually exclusive with O(hosts) and O(checks).
+    type: path
+  hosts:
+    description:
+      - Host records (C(results.json) C(hosts) shape, name to C({status, checks, facts})) to plan from. A missing
+        C(status) is the worst check's, a missing C(facts.diagnosis) is computed from the checks.
+    type: dict
+  checks:
+    description:
+      - Node name to its check records (the findings of the current run), the short form of O(hosts).
+    type: dict
+  unreachable:
+    description: Nodes that were unreachable (planned as such, never acted on).
+    type: list
+    elements: str
+    default: []
+  policy_file:
+    description: The site policy (YAML). By default the collection's C(data/remediation/policy.yml).
+    type: path
+  policy:
+    description: Overrides of the policy, the same shape as the file, merged over it key by key.
+    type: dict
+    default: {}
+  scheduler:
+    description:
+      - Node name to the C(node) returned by M(zhisuan.ops.scheduler_node) with C(state=info) (C(drain),
+        C(drained_by_us), C(reason)). Drained nodes count toward the limit; a node drained by someone else is
+        never planned.
+    type: dict
+    default: {}
+  fleet:
+    description: Size of the fleet the percentages refer to. By default the number of host records.
+    type: int
+  approved:
+    description: Nodes whose C(approval) actions may run, or C(all).
+    type: list
+    elements: str
+    default: []
+  batch_size:
+    description: Nodes per batch (the C(serial) of the play that applies the plan).
+    type: int
+    default: 1
+  only:
+    description: Plan only these nodes (for example the play's hosts under C(--limit)); the breaker still counts every host.
+    type: list
+    elements: str
+seealso:
+  - name: Remediation
+    description: The policy file, the plan, the limits, the breaker and the history record (C(docs/remediation.md)).
+    link: https://github.com/zhisuan-ops/zhisuan.ops/blob/main/docs/remediation.md
+"""
+
+EXAMPLES = r"""
+- name: Plan from the last diagnosis
+  zhisuan.ops.remediation_plan:
+    results: reports/out/latest/results.json
+    policy:
+      limits:
+        max_nodes: 4
+  register: remediation
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+plan:
+  description: The plan (see C(docs/remediation.md)).
+  returned: always
+  type: dict
+  contains:
+    nodes:
+      description: Node name to C({action, remedy, mode, rule, why, already_drained, batch, status}).
+      type: dict
+    order:
+      description: The nodes to act on, in order.
+      type: list
+    deferred:
+      description: Nodes beyond the blast-radius limit (for a later run).
+      type: list
+    held:
+      description: Nodes not acted on because the breaker tripped.
+      type: list
+    skipped:
+      description: Node name to why it is left alone (drained by an operator, unreachable).
+      type: dict
+    breaker:
+      description: C({tripped, check}).
+      type: dict
+    limit:
+      description: C({allowed, fleet, already_drained, text}).
+      type: dict
+order:
+  description: The nodes to act on, in order (the same as RV(plan.order)).
+  returned: always
+  type: list
+  elements: str
+  sample: [node03, node08]
+checks:
+  description: Cluster check records - C(remediate.breaker.tripped) and, when nodes wait, C(remediate.limit.deferred).
+  returned: always
+  type: list
+  elements: dict
+source:
+  description: The source run (C(path), C(run_id), C(kind), C(started), C(finished)); all null for O(hosts).
+  returned: always
+  type: dict
+policy:
+  description: The policy used, defaults filled in.
+  returned: always
+  type: dict
+policy_file:
+  description: The policy file read.
+  returned: always
+  type: str
+"""

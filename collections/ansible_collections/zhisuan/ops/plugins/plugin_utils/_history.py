@@ -1,0 +1,343 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this plugin_utils file is not part of the collection's public API and may change without notice.
+
+"""Run history: every run's results.json kept in one folder, a run compared with the previous run of its kind
+(new, fixed, persisting failures) and with the fleet's own distribution (a node well below its peers).
+
+``store_run`` and ``load_history`` do the file work; everything else is a pure function of results documents.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import statistics
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
+
+PROBLEM = ("fail", "error")
+OUTLIER_PCT = 10.0
+MIN_PEERS = 3
+# numeric host facts compared across the fleet: (facts key, field, label); higher is better for each. Also compared:
+# each fio job's bw_mib and iops (facts.storage.jobs), each node's NCCL curve and its median RDMA pair bandwidth.
+FLEET_METRICS = (
+    ("burn", "gflops_median", "burn Gflop/s (median GPU)"),
+)
+
+
+class HistoryError(Exception):
+    """The history folder could not be read or written; the message names the path."""
+
+
+def parse_time(text):
+    """An aware datetime from an ISO 8601 time (``Z`` accepted), or None."""
+    if not text or not isinstance(text, str):
+        return None
+    try:
+        value = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    return value
+
+
+def run_key(results):
+    """Sort key of a run: its start time, then its id."""
+    run = results.get("run") or {}
+    started = parse_time(run.get("started"))
+    return (started.timestamp() if started else 0.0, str(run.get("id") or ""))
+
+
+def entry_name(results):
+    """The file name a run gets in the history folder: its id, made safe for a file name."""
+    run_id = str((results.get("run") or {}).get("id") or "run")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip(".") + ".json"
+
+
+def store_run(history_dir, results):
+    """Keep ``results`` as ``<history_dir>/<run id>.json``. Returns (path, changed); a run kept with the same
+    content is left alone."""
+    path = os.path.join(history_dir, entry_name(results))
+    text = json.dumps(results, indent=1, sort_keys=True, default=str) + "\n"
+    try:
+        os.makedirs(history_dir, exist_ok=True)
+        try:
+            with open(path, "r", encoding="utf-8") as handle:
+                if handle.read() == text:
+                    return path, False
+        except FileNotFoundError:
+            pass
+        atomic_write(path, text)
+    except OSError as exc:
+        raise HistoryError("zhisuan.ops.report: cannot keep the run in the history folder %s: %s" % (history_dir, exc))
+    return path, True
+
+
+def _slim_checks(checks):
+    kept, seen = [], set()
+    for check in checks or []:
+        if not isinstance(check, dict):
+            continue
+        family = family_of(check.get("id"))
+        if check.get("status") in PROBLEM:
+            kept.append(check)
+        elif family not in seen:
+            kept.append({"id": check.get("id"), "status": check.get("status")})
+        seen.add(family)
+    return kept
+
+
+def slim(results):
+    """What the comparison and the KPIs read of a run, in the results shape: the run, each host's status, message,
+    failing checks, one check per other family it ran (so "looked at" still holds) and its GPU count. A kept run of
+    1,000 hosts x 60 checks shrinks from ~14 MiB to well under 1 MiB, so a long history fits in memory."""
+    hosts = {}
+    for name, record in (results.get("hosts") or {}).items():
+        record = record or {}
+        gpu = (record.get("facts") or {}).get("gpu")
+        item = {"status": record.get("status"), "checks": _slim_checks(record.get("checks")),
+                "facts": {"gpu": {"count": gpu.get("count")}} if isinstance(gpu, dict) and "count" in gpu else {}}
+        if record.get("message"):
+            item["message"] = record["message"]
+        hosts[name] = item
+    return {"schema": results.get("schema"), "run": dict(results.get("run") or {}), "hosts": hosts,
+            "cluster": {"checks": _slim_checks((results.get("cluster") or {}).get("checks"))}}
+
+
+def load_history(history_dir, warn=None, slimmed=True):
+    """Every results document in ``history_dir`` (``*.json``), oldest first, each ``slim``-med unless ``slimmed`` is
+    false. Unreadable files are skipped with a warning; a missing folder is an empty history."""
+    if not os.path.isdir(history_dir):
+        return []
+    runs = []
+    for name in sorted(os.listdir(history_dir)):
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        path = os.path.join(history_dir, name)
+        try:
+            with open(path, "r", encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            if warn:
+                warn("zhisuan.ops.report: history file %s skipped: %s" % (path, exc))
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("run"), dict) or not isinstance(data.get("hosts"), dict):
+            if warn:
+                warn("zhisuan.ops.report: history file %s skipped: not a results document" % path)
+            continue
+        runs.append(slim(data) if slimmed else data)
+    runs.sort(key=run_key)
+    return runs
+
+
+def read_jsonl(path, warn=None):
+    """The records of a JSON-lines file (one object per line); a missing file is empty, bad lines are skipped."""
+    records = []
+    if not path or not os.path.isfile(path):
+        return records
+    with open(path, "r", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                if warn:
+                    warn("zhisuan.ops.report: %s line %d skipped: %s" % (path, number, exc))
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def previous_run(history, results):
+    """The latest run in ``history`` of the same kind as ``results`` that started before it (not itself)."""
+    run = results.get("run") or {}
+    key = run_key(results)
+    earlier = [doc for doc in history
+               if (doc.get("run") or {}).get("kind") == run.get("kind")
+               and (doc.get("run") or {}).get("id") != run.get("id") and run_key(doc) < key]
+    return earlier[-1] if earlier else None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# comparison with the previous run
+
+
+def family_of(check_id):
+    return str(check_id).split(".", 1)[0]
+
+
+def problems(results):
+    """{(host, check id): {status, components, message, remedy}} for every fail/error check and unreachable host."""
+    found = {}
+    for host, record in (results.get("hosts") or {}).items():
+        record = record or {}
+        if record.get("status") == "unreachable":
+            found[(host, "host.reachable")] = {"status": "unreachable", "components": [],
+                                               "message": record.get("message") or "host was unreachable",
+                                               "remedy": "investigate"}
+            continue
+        for check in record.get("checks") or []:
+            if check.get("status") in PROBLEM:
+                item = found.setdefault((host, check.get("id")), {"status": check["status"], "components": [],
+                                                                  "message": check.get("message") or "",
+                                                                  "remedy": check.get("remedy") or "investigate"})
+                if check["status"] == "fail":
+                    item["status"] = "fail"
+                if check.get("component") and check["component"] not in item["components"]:
+                    item["components"].append(check["component"])
+    for check in (results.get("cluster") or {}).get("checks") or []:
+        if check.get("status") in PROBLEM:
+            found.setdefault(("cluster", check.get("id")), {"status": check["status"], "components": [check.get("component") or ""],
+                                                            "message": check.get("message") or "",
+                                                            "remedy": check.get("remedy") or "investigate"})
+    return found
+
+
+def checked_families(results, host):
+    """The families that produced a check on ``host`` in this run (empty when it was unreachable or absent)."""
+    if host == "cluster":
+        return set(family_of(c.get("id")) for c in (results.get("cluster") or {}).get("checks") or [])
+    record = (results.get("hosts") or {}).get(host) or {}
+    if record.get("status") == "unreachable":
+        return set()
+    return set(family_of(c.get("id")) for c in record.get("checks") or [])
+
+
+def _natural(text):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
+
+
+def _item(key, info):
+    return dict(info, host=key[0], id=key[1])
+
+
+def _order(key):
+    """Hosts in natural order, cluster-wide failures last."""
+    return (key[0] == "cluster", _natural(key[0]), _natural(key[1]))
+
+
+def compare_runs(previous, current):
+    """New, fixed and persisting failures (fail/error checks and unreachable hosts, per host and check id), and
+    ``unchecked``: earlier failures the current run could not look at (host unreachable or family not run)."""
+    before = problems(previous) if previous else {}
+    now = problems(current)
+    result = {"previous": None, "new": [], "fixed": [], "persisting": [], "unchecked": []}
+    if previous:
+        run = previous.get("run") or {}
+        result["previous"] = {"id": run.get("id"), "kind": run.get("kind"), "started": run.get("started")}
+    for key in sorted(now, key=_order):
+        result["persisting" if key in before else "new"].append(_item(key, now[key]))
+    for key in sorted(set(before) - set(now), key=_order):
+        host, check_id = key
+        families = checked_families(current, host)
+        looked = (check_id == "host.reachable" and host in (current.get("hosts") or {}) and bool(families)) or \
+            family_of(check_id) in families
+        result["fixed" if looked else "unchecked"].append(_item(key, before[key]))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the fleet's own distribution
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def fleet_values(results):
+    """{metric label: {host: value}} for the numeric facts compared across the fleet, plus the per-node NCCL busbw
+    (``cluster.fabric.nccl`` entries whose scope is one node) and each node's median RDMA pair bandwidth."""
+    metrics = {}
+    for host, record in (results.get("hosts") or {}).items():
+        facts = (record or {}).get("facts") or {}
+        for key, field, label in FLEET_METRICS:
+            value = _number((facts.get(key) or {}).get(field)) if isinstance(facts.get(key), dict) else None
+            if value is not None:
+                metrics.setdefault(label, {})[host] = value
+        jobs = (facts.get("storage") or {}).get("jobs") if isinstance(facts.get("storage"), dict) else None
+        for name, job in (jobs or {}).items():
+            if not isinstance(job, dict) or job.get("errors"):
+                continue
+            for field, unit in (("bw_mib", "MiB/s"), ("iops", "IOPS")):
+                value = _number(job.get(field))
+                if value is not None:
+                    metrics.setdefault("storage %s %s" % (name, unit), {})[host] = value
+    fabric = (results.get("cluster") or {}).get("fabric") or {}
+    for entry in nccl_entries(results):
+        scope = entry.get("scope")
+        if not scope or scope == "cluster" or scope not in (results.get("hosts") or {}):
+            continue
+        value = judged_busbw(entry)
+        if value is not None:
+            metrics.setdefault("NCCL %s busbw (%s)" % (entry.get("op") or "", entry.get("unit") or "GB/s"), {})[scope] = value
+    pairs = (fabric.get("rdma_pairs") or {}).get("pairs") or []
+    per_node = {}
+    for pair in pairs:
+        value = _number(pair.get("value"))
+        if value is None:
+            continue
+        for node in (pair.get("a"), pair.get("b")):
+            per_node.setdefault(node, []).append(value)
+    if per_node:
+        unit = (fabric.get("rdma_pairs") or {}).get("unit") or "Gb/s"
+        metrics["RDMA pair bandwidth, node median (%s)" % unit] = dict(
+            (node, statistics.median(values)) for node, values in per_node.items())
+    return metrics
+
+
+def nccl_entries(results):
+    """``cluster.fabric.nccl`` entries, plus the per-node curves kept as host facts ``nccl`` (summarize_nccl's shape)
+    for nodes the cluster data has no entry of."""
+    fabric = (results.get("cluster") or {}).get("fabric") or {}
+    entries = [e for e in fabric.get("nccl") or [] if isinstance(e, dict) and e.get("points")]
+    seen = set((e.get("op"), e.get("scope")) for e in entries)
+    hosts = results.get("hosts") or {}
+    for name in sorted(hosts, key=_natural):
+        entry = ((hosts[name] or {}).get("facts") or {}).get("nccl")
+        if isinstance(entry, dict) and entry.get("points"):
+            entry = dict(entry, scope=entry.get("scope") or name)
+            if (entry.get("op"), entry["scope"]) not in seen:
+                entries.append(entry)
+                seen.add((entry.get("op"), entry["scope"]))
+    return entries
+
+
+def judged_busbw(entry):
+    """The busbw of an NCCL entry at its judged size (else at its largest size)."""
+    points = [p for p in entry.get("points") or [] if isinstance(p, dict) and _number(p.get("busbw")) is not None]
+    if not points:
+        return None
+    judged = [p for p in points if p.get("bytes") == entry.get("judged_bytes")]
+    point = judged[0] if judged else max(points, key=lambda p: p.get("bytes") or 0)
+    return float(point["busbw"])
+
+
+def fleet_outliers(results, pct=OUTLIER_PCT, min_peers=MIN_PEERS):
+    """Nodes at least ``pct`` % below the median of their peers (the other nodes) on a metric, worst first.
+    A metric needs ``min_peers`` other nodes with a value."""
+    found = []
+    for label, values in sorted(fleet_values(results).items()):
+        for host, value in values.items():
+            peers = [v for name, v in values.items() if name != host]
+            if len(peers) < min_peers:
+                continue
+            median = statistics.median(peers)
+            if median <= 0:
+                continue
+            below = (median - value) / median * 100.0
+            if below >= pct:
+                found.append({"host": host, "metric": label, "value": value, "peer_median": median,
+                              "pct_below": round(below, 1)})
+    found.sort(key=lambda item: (-item["pct_below"], _natural(item["host"]), item["metric"]))
+    return found

@@ -1,0 +1,150 @@
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The monitoring role's Prometheus alert rules: rendered from the role's template with its defaults, validated with
+``promtool check rules`` and unit-tested with ``promtool test rules`` (tests/monitoring/*.yml: series that fire and
+series that must not); and kept in step with the suite's own rules (Xid catalog classes, thresholds)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+
+import jinja2
+import pytest
+import yaml
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import net as net_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import REMEDIES
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+ROLE = os.path.join(ROOT, "roles", "monitoring")
+TEMPLATE = os.path.join(ROLE, "templates", "zhisuan-gpu-alerts.rules.yml.j2")
+RULE_TESTS = sorted(glob.glob(os.path.join(ROOT, "tests", "monitoring", "*.yml")))
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool is not installed (apt install prometheus)")
+
+
+def _defaults():
+    with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+def render(variables=None):
+    """The rules file as the role's template task writes it (the template's #jinja2 header sets [[ ]] delimiters)."""
+    with open(TEMPLATE) as handle:
+        header, body = handle.read().split("\n", 1)
+    assert header == "#jinja2: variable_start_string:'[[', variable_end_string:']]'"
+    env = jinja2.Environment(variable_start_string="[[", variable_end_string="]]", trim_blocks=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    values = _defaults()
+    values.update(variables or {})
+    return env.from_string(body).render(**values)
+
+
+def _rules():
+    return [rule for group in yaml.safe_load(render())["groups"] for rule in group["rules"]]
+
+
+@needs_promtool
+def test_promtool_check_rules(tmp_path):
+    path = tmp_path / "zhisuan-gpu-alerts.rules.yml"
+    path.write_text(render())
+    result = subprocess.run([PROMTOOL, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: %d rules found" % len(_rules()) in result.stdout
+
+
+@needs_promtool
+def test_promtool_unit_tests_fire_and_stay_quiet(tmp_path):
+    assert [os.path.basename(path) for path in RULE_TESTS] == ["links.yml", "memory_thermal.yml", "xid.yml"]
+    (tmp_path / "zhisuan-gpu-alerts.rules.yml").write_text(render())
+    for path in RULE_TESTS:
+        shutil.copy(path, str(tmp_path))
+    names = [os.path.basename(path) for path in RULE_TESTS]
+    result = subprocess.run([PROMTOOL, "test", "rules"] + names, cwd=str(tmp_path), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("SUCCESS") == len(names)
+
+
+@needs_promtool
+def test_promtool_unit_tests_catch_a_wrong_threshold(tmp_path):
+    """The rule tests can fail: with the remapped-row limit raised, the 513-row series no longer fires."""
+    (tmp_path / "zhisuan-gpu-alerts.rules.yml").write_text(render({"monitoring_remapped_rows_uncorrectable_max": 600}))
+    shutil.copy(os.path.join(ROOT, "tests", "monitoring", "memory_thermal.yml"), str(tmp_path))
+    result = subprocess.run([PROMTOOL, "test", "rules", "memory_thermal.yml"], cwd=str(tmp_path), capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1
+    assert "alertname: GpuRemappedRowsUncorrectable" in result.stdout + result.stderr
+
+
+def test_xid_classes_follow_the_catalog():
+    catalog = load_catalog()
+    codes = catalog["codes"]
+    defaults = _defaults()
+
+    def pick(remedies, severity=None):
+        return sorted(code for code, row in codes.items() if row["remedy"] in remedies and row["class"] == "hardware"
+                      and (severity is None or row["severity"] == severity))
+
+    assert defaults["monitoring_xid_reset_codes"] == pick(("reset_gpu",), "fail")
+    assert defaults["monitoring_xid_reset_warn_codes"] == pick(("reset_gpu",), "warn")
+    assert defaults["monitoring_xid_reboot_codes"] == pick(("reboot",))
+    assert defaults["monitoring_xid_power_cycle_codes"] == pick(("power_cycle",))
+    assert defaults["monitoring_xid_rma_codes"] == pick(("rma",))
+    assert defaults["monitoring_xid_reseat_codes"] == pick(("reseat",))
+    applications = sorted(code for code, row in codes.items() if row["class"] == "application")
+    rendered = render()
+    for code in applications:
+        assert "DCGM_FI_DEV_XID_ERRORS == %d\n" % code not in rendered
+
+
+def test_thresholds_are_the_suites():
+    defaults = _defaults()
+    assert defaults["monitoring_ecc_volatile_uncorrected_max"] == gpu_rules.DEFAULT_THRESHOLDS["ecc_volatile_uncorrected_max"]
+    assert defaults["monitoring_ecc_aggregate_uncorrected_max"] == gpu_rules.DEFAULT_THRESHOLDS["ecc_aggregate_uncorrected_max"]
+    assert defaults["monitoring_remapped_rows_uncorrectable_max"] == \
+        gpu_rules.DEFAULT_THRESHOLDS["remapped_rows_uncorrectable_max"]
+    margins = set(profile["temperature"]["gpu_warn_margin_c"] for profile in load_profiles().values())
+    assert margins == {defaults["monitoring_gpu_temperature_margin_c"]}
+    assert defaults["monitoring_gpu_temperature_margin_c"] == gpu_rules.DEFAULT_TEMPERATURE_MARGIN_C
+    assert defaults["monitoring_nic_link_flaps_warn"] == net_rules.DEFAULT_THRESHOLDS["link_flaps_warn"]
+    assert defaults["monitoring_nic_link_flaps_fail"] == net_rules.DEFAULT_THRESHOLDS["link_flaps_fail"]
+
+
+def test_every_alert_names_a_check_a_remedy_and_a_severity():
+    rules = _rules()
+    assert len(rules) == 19
+    for rule in rules:
+        assert rule["labels"]["severity"] in ("critical", "warning"), rule["alert"]
+        assert rule["labels"]["remedy"] in REMEDIES, rule["alert"]
+        family = rule["annotations"]["check_id"].split(".")[0]
+        assert family in ("gpu", "xid", "nic"), rule["alert"]
+        assert rule["annotations"]["summary"], rule["alert"]
+
+
+def test_counters_csv_exports_every_dcgm_field_the_rules_use():
+    with open(os.path.join(ROLE, "files", "zhisuan-counters.csv")) as handle:
+        fields = set(line.split(",")[0].strip() for line in handle if line.strip() and not line.startswith("#"))
+    import re
+    used = set(re.findall(r"DCGM_FI_[A-Z0-9_]+", render()))
+    assert sorted(used - fields) == []
+
+
+@pytest.mark.parametrize("role", ["monitoring", "check_storage"])
+def test_every_variable_is_documented(role):
+    with open(os.path.join(ROOT, "roles", role, "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    with open(os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")) as handle:
+        specs = yaml.safe_load(handle)["argument_specs"]
+    documented = set()
+    for entry in specs.values():
+        documented.update(entry["options"])
+    assert sorted(set(defaults) - documented) == []
+    assert sorted(documented - set(defaults)) == []
