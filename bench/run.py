@@ -6,8 +6,10 @@
    the report) against the Ansible floor: one no-op module round trip (ansible.builtin.ping) per node on the same
    inventory. Ratio = acceptance / floor.
 2. The pure cost of parsing and judging one node's nvidia-smi XML, in-process, against one ping round trip per node.
+3. With --inspect: the inspection run (gpu, xid, dcgm health, tuning) on the same nodes, linear and with the free
+   strategy, each against the floor (forks 16, pipelining on, as ansible.cfg sets them).
 
-Usage: .venv/bin/python bench/run.py [--nodes 64]
+Usage: .venv/bin/python bench/run.py [--nodes 64] [--inspect] [--skip-acceptance]
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ def _pure_judge_seconds(inventory, nodes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=64)
+    parser.add_argument("--inspect", action="store_true", help="also time inspect.yml, linear and free")
+    parser.add_argument("--skip-acceptance", action="store_true")
     args = parser.parse_args()
 
     shutil.rmtree(OUT, ignore_errors=True)
@@ -79,20 +83,27 @@ def main():
                     "--inventory", inventory, "--nodes", str(args.nodes)], check=True, capture_output=True, timeout=120)
     playbook = os.path.join(BIN, "ansible-playbook")
     floor = _timed([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor.yml")])
-    acceptance = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "acceptance.yml"),
-                         "-e", "results_out_root=%s" % os.path.join(OUT, "runs")])
-    pure, checks, judged = _pure_judge_seconds(inventory, args.nodes)
-    result = {
-        "nodes": args.nodes,
-        "forks": 16,
-        "floor_ping_s": round(floor, 2),
-        "acceptance_s": round(acceptance, 2),
-        "ratio_acceptance_to_floor": round(acceptance / floor, 2),
-        "pure_parse_and_judge_s": round(pure, 4),
-        "pure_checks": checks,
-        "pure_nodes": judged,
-        "ratio_pure_judge_to_floor": round(pure / floor, 4),
-    }
+    result = {"nodes": args.nodes, "forks": 16, "floor_ping_s": round(floor, 2)}
+    if not args.skip_acceptance:
+        acceptance = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "acceptance.yml"),
+                             "-e", "results_out_root=%s" % os.path.join(OUT, "runs")])
+        pure, checks, judged = _pure_judge_seconds(inventory, args.nodes)
+        result.update({
+            "acceptance_s": round(acceptance, 2),
+            "ratio_acceptance_to_floor": round(acceptance / floor, 2),
+            "pure_parse_and_judge_s": round(pure, 4),
+            "pure_checks": checks,
+            "pure_nodes": judged,
+            "ratio_pure_judge_to_floor": round(pure / floor, 4),
+        })
+    if args.inspect:
+        for strategy in ("linear", "free"):
+            seconds = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "inspect.yml"),
+                              "-e", "results_out_root=%s" % os.path.join(OUT, "runs"),
+                              "-e", "zhisuan_history_dir=%s" % os.path.join(OUT, "history"),
+                              "-e", "zhisuan_strategy=%s" % strategy])
+            result["inspect_%s_s" % strategy] = round(seconds, 2)
+            result["ratio_inspect_%s_to_floor" % strategy] = round(seconds / floor, 2)
     with open(os.path.join(OUT, "bench.json"), "w") as handle:
         json.dump(result, handle, indent=2)
     for key, value in result.items():

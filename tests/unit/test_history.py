@@ -202,15 +202,6 @@ def test_store_run_error_names_the_folder(tmp_path, sequence):
         history.store_run(str(blocker / "h"), sequence[0])
 
 
-def test_read_jsonl(tmp_path):
-    path = tmp_path / "remediation.jsonl"
-    path.write_text(json.dumps({"node": "n1"}) + "\n\nnot json\n[1]\n" + json.dumps({"node": "n2"}) + "\n", encoding="utf-8")
-    warnings = []
-    assert history.read_jsonl(str(path), warn=warnings.append) == [{"node": "n1"}, {"node": "n2"}]
-    assert warnings == ["zhisuan.ops.report: %s line 3 skipped: Expecting value: line 1 column 1 (char 0)" % path]
-    assert history.read_jsonl(str(tmp_path / "missing.jsonl")) == []
-
-
 def test_slim_runs_give_the_same_comparison_and_kpis(sequence):
     slimmed = [history.slim(doc) for doc in sequence]
     assert kpi.kpis(slimmed) == kpi.kpis(sequence)

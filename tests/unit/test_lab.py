@@ -250,6 +250,7 @@ def test_down_refuses_unmarked_dir(tmp_path):
     ({"nodes": {"n1": {"faults": [{"kind": "pcie_width", "gpu": 0}]}}}, "missing parameter(s) ['width']"),
     ({"nodes": []}, "'nodes' must be a non-empty mapping"),
     ({"nodes": {"n1": {}}, "extra": 1}, "unknown key(s) ['extra']"),
+    ({"nodes": {"n1": {}}, "vars": {"ansible_user": "x"}}, "'vars' must be a mapping of inventory variables named zhisuan_*"),
 ])
 def test_bad_scenario(tmp_path, body, message):
     scen = tmp_path / "bad.yml"
@@ -400,3 +401,17 @@ def test_driver_not_loaded_and_hang_apply_to_every_command(faults_lab):
     for args in (["nvlink", "-s"], ["--gpu-reset", "-i", "0"]):
         r = smi(wrapper_of(faults_lab, "nodriver01"), *args)
         assert r.returncode == 9 and r.stdout.decode().strip() == NO_DRIVER
+
+
+def test_scenario_vars_reach_every_node_and_the_lab_keys_win(tmp_path):
+    scen = tmp_path / "vars.yml"
+    scen.write_text(yaml.safe_dump({"name": "vars", "vars": {"zhisuan_thresholds": {"rdma": {"floor_gbps": 150}},
+                                                           "zhisuan_tools": {"nvidia_smi": "/nope"}},
+                                    "nodes": {"n1": {}, "n2": {}}}))
+    res = labctl("up", "--scenario", scen, "--dir", tmp_path / "run", "--inventory", tmp_path / "hosts.yml")
+    assert res.returncode == 0, res.stderr
+    hosts = yaml.safe_load((tmp_path / "hosts.yml").read_text())["all"]["children"]["gpu_nodes"]["hosts"]
+    for hv in hosts.values():
+        assert hv["zhisuan_thresholds"] == {"rdma": {"floor_gbps": 150}}
+        assert hv["zhisuan_tools"]["nvidia_smi"].endswith("/bin/nvidia-smi")
+    labctl("down", "--dir", tmp_path / "run")

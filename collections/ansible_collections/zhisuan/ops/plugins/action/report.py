@@ -14,7 +14,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import HistoryError, load_history, read_jsonl, store_run
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history as remediation_history
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import HistoryError, load_history, store_run
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     FORMATS,
     ReportError,
@@ -64,7 +65,7 @@ class ActionModule(ActionBase):
                     kept = store_run(history_dir, results)
                 history = load_history(history_dir, warn=warnings.append)
                 log = args["remediation_log"] or os.path.join(history_dir, "remediation.jsonl")
-                remediation = read_jsonl(log, warn=warnings.append)
+                remediation = remediation_history.read(log, warn=warnings.append)
             plan, view = plan_reports(results, dest, args["formats"], os.path.abspath(args["template_dir"]),
                                       history=history, remediation=remediation, with_view=True)
             if not self._task.check_mode:

@@ -137,26 +137,6 @@ def load_history(history_dir, warn=None, slimmed=True):
     return runs
 
 
-def read_jsonl(path, warn=None):
-    """The records of a JSON-lines file (one object per line); a missing file is empty, bad lines are skipped."""
-    records = []
-    if not path or not os.path.isfile(path):
-        return records
-    with open(path, "r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                if warn:
-                    warn("zhisuan.ops.report: %s line %d skipped: %s" % (path, number, exc))
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-    return records
-
-
 def previous_run(history, results):
     """The latest run in ``history`` of the same kind as ``results`` that started before it (not itself)."""
     run = results.get("run") or {}
