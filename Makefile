@@ -73,7 +73,9 @@ test: sysdeps venv unit lint sanity integration molecule docs-check
 	@echo "make test: all passed"
 
 bench: venv
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py --inspect
+	$(BIN)/python bench/report_scale.py
+	$(BIN)/python bench/pairs.py --nodes 16 --pair-seconds 60
 
 clean:
 	rm -rf $(VENV) reports/out lab/run bench/out $(COLL)/tests/output

@@ -8,7 +8,7 @@
 """Pair schedules for RDMA pair tests: pure functions from a node list to rounds.
 
 A schedule is a list of rounds; a round is a list of pairs ``{"server": a, "client": b}`` that run at the same
-time, so no node appears in two pairs of one round. Kinds (peers' approaches in ../shared/REFERENCE.md section 3):
+time, so no node appears in two pairs of one round. Kinds (as peers schedule pair tests: AzHC, GCP's cluster health scanner, SuperBench):
 
 * ``loopback``: one round, every node with itself (two local HCAs through the switch, as Azure's checks do);
 * ``full_mesh``: every unordered pair exactly once, by the circle method (a 1-factorization of K_N): N-1 rounds of
