@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from ansible_collections.zhisuan.ops.plugins.action.report import ActionModule
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history as remediation_history
 from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report, _svg
 
 from report_samples import RDMA_GBPS, nccl_points, rich_results
@@ -219,10 +220,11 @@ def test_action_keeps_history_and_compares(tmp_path):
     second["hosts"]["node02"]["checks"][0].update(status="fail", observed=7, remedy="reseat", message="7 of 8 GPUs")
     second["hosts"]["node02"]["status"] = "fail"
     (history_dir).mkdir()
-    (history_dir / "remediation.jsonl").write_text(json.dumps(
+    # the remediation log as remediate.yml writes it (zhisuan.ops.remediation_history: one record per action)
+    remediation_history.append(str(history_dir), [remediation_history.make_record(
         {"time": "2026-11-30T21:00:00+00:00", "run_id": "rem", "node": "node03", "cause": "gpu.ecc.volatile_uncorrectable",
-         "action": "reset_gpu", "outcome": "fixed", "detected": "2026-11-30T20:00:00+00:00",
-         "repaired": "2026-11-30T21:00:00+00:00"}) + "\n", encoding="utf-8")
+         "action": "reset_gpu", "outcome": "repaired", "detected": "2026-11-30T20:00:00+00:00",
+         "started": "2026-11-30T20:30:00+00:00", "resumed": "2026-11-30T21:00:00+00:00"})])
     for doc in (first, second):
         folder = tmp_path / doc["run"]["id"]
         folder.mkdir()
@@ -240,7 +242,7 @@ def test_action_keeps_history_and_compares(tmp_path):
         ("persisting", "cluster", "rdma.bandwidth.pairs"),
         ("fixed", "node03", "gpu.ecc.volatile_uncorrectable")]
     kpis = html[html.index('<section id="kpis">'):]
-    assert '<td data-kpi="faults">' in kpis and "remediation: reset_gpu (fixed)" in kpis
+    assert '<td data-kpi="faults">' in kpis and "remediation: reset_gpu (repaired)" in kpis
     report = json.loads((tmp_path / "r2" / "report.json").read_text(encoding="utf-8"))
     assert [(i["host"], i["id"]) for i in report["changes"]["fixed"]] == [("node03", "gpu.ecc.volatile_uncorrectable")]
     assert report["kpis"]["runs"] == 2 and "episodes" not in report["kpis"]
