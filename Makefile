@@ -40,7 +40,7 @@ demo: lab
 	@echo "== per-node summary =="
 	@cat reports/out/latest/summary.txt
 	@echo
-	@echo "Report: $$(readlink -f reports/out/latest)/report.html  (also report.md, junit.xml, results.json)"
+	@echo "Report: $$(readlink -f reports/out/latest)/report.html  (also report.md, junit.xml, report.json, results.json)"
 
 unit: venv
 	$(BIN)/python -m pytest -q tests/unit
