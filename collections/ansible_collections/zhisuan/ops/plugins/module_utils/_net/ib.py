@@ -110,15 +110,26 @@ def parse_ibstat(text, warn=None):
                 device["hw_version"] = value or None
             elif key == "node guid":
                 device["node_guid"] = value or None
-        elif key == "state":
-            port["state"] = _state(value)
-        elif key == "physical state":
-            port["phys_state"] = _phys(value)
-        elif key == "rate":
-            port["rate_gbps"] = _rate(value)
-        elif key == "link layer":
-            port["link_layer"] = value or None
+        else:
+            _set_port(port, key, value)
     return result
+
+
+# A port's lines, as ibstat ("Physical state", "Link layer") and ibstatus ("phys state", "link_layer") name them.
+_PORT_FIELDS = {
+    "state": ("state", _state),
+    "physical state": ("phys_state", _phys),
+    "phys state": ("phys_state", _phys),
+    "rate": ("rate_gbps", _rate),
+    "link layer": ("link_layer", lambda value: value or None),
+    "link_layer": ("link_layer", lambda value: value or None),
+}
+
+
+def _set_port(port, key, value):
+    field = _PORT_FIELDS.get(key)
+    if field is not None:
+        port[field[0]] = field[1](value)
 
 
 def parse_ibstatus(text, warn=None):
@@ -145,15 +156,7 @@ def parse_ibstatus(text, warn=None):
             if warn is not None:
                 warn("ibstatus: unreadable line %r; please report" % line.strip())
             continue
-        key, value = match.group(1).lower(), match.group(2)
-        if key == "state":
-            port["state"] = _state(value)
-        elif key == "phys state":
-            port["phys_state"] = _phys(value)
-        elif key == "rate":
-            port["rate_gbps"] = _rate(value)
-        elif key == "link_layer":
-            port["link_layer"] = value or None
+        _set_port(port, match.group(1).lower(), match.group(2))
     return result
 
 
