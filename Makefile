@@ -9,11 +9,12 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help sysdeps venv lab lab-down demo test unit lint sanity integration molecule docs-check bench clean
+.PHONY: help sysdeps venv lab lab-down demo test unit fuzz lint sanity integration molecule docs-check bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
+	@echo "make fuzz   - the property-based fuzz suite with a long budget (FUZZ_EXAMPLES=2000)"
 	@echo "make bench  - benchmarks (bench/README.md)"
 
 # System programs the tests and the lab use (tests/sysdeps.sh lists them): installed from apt when missing.
@@ -42,8 +43,13 @@ demo: lab
 	@echo
 	@echo "Report: $$(readlink -f reports/out/latest)/report.html  (also report.md, junit.xml, report.json, results.json)"
 
+# The fuzz tests run inside `unit` with a small fixed budget (tests/unit/fuzzing.py); `make fuzz` searches longer.
 unit: venv
 	$(BIN)/python -m pytest -q tests/unit
+
+FUZZ_EXAMPLES ?= 2000
+fuzz: venv
+	ZHISUAN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -m fuzz tests/unit
 
 lint: venv
 	$(BIN)/ansible-lint --profile production --strict
@@ -57,7 +63,7 @@ sanity: venv
 integration: venv
 	$(BIN)/python -m pytest -q tests/integration
 
-MOLECULE_SCENARIOS := acceptance report delivery remediation
+MOLECULE_SCENARIOS := default report delivery remediation
 molecule: venv
 	@for s in $(MOLECULE_SCENARIOS); do $(BIN)/molecule test -s $$s || exit 1; done
 

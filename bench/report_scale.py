@@ -11,10 +11,14 @@ stage's speed, run it apart):
 4. view: the report's view model (verdict, grid, issues, sections, pictures);
 5. render: HTML, Markdown, JUnit XML and JSON from that view;
 6. history: 10 earlier runs kept in a history folder (store_run), read back slimmed (load_history), and the same
-   render with them (comparison with the previous run, KPIs).
+   render with them (comparison with the previous run, KPIs);
+7. playbook: the saved run re-rendered with ``ansible-playbook playbooks/report.yml`` (every format, the history
+   folder beside the runs), first with an empty history and then again, each against the floor (a one-task playbook
+   on localhost, bench/report_floor.yml) measured in the same run: wall seconds above the floor and the peak RSS of
+   the largest process of the run (ansible-playbook or its forked worker; getrusage of the children).
 
-Usage: .venv/bin/python bench/report_scale.py [--hosts 1000] [--checks 60] [--tracemalloc]
-                                             [--json bench/out/report_scale.json]
+Usage: .venv/bin/python bench/report_scale.py [--hosts 1000] [--checks 60] [--tracemalloc] [--repeat 3]
+                                             [--no-playbook] [--json bench/out/report_scale.json]
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ import copy
 import json
 import os
 import resource
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +49,7 @@ try:
 except ImportError:  # pragma: no cover - the merge arrived with the AWX slicing work
     merge_results = None
 
-TEMPLATES = os.path.join(REPO, "reports", "templates")
+TEMPLATES = os.path.join(REPO, "collections", "ansible_collections", "zhisuan", "ops", "data", "templates")
 FAMILIES = ("gpu", "xid", "dcgm", "burn", "tuning", "nic")
 
 
@@ -80,6 +87,60 @@ def run_meta(run_id, started, hosts):
 
 
 TRACE = {"on": False}
+RUSAGE = ("import resource, subprocess, sys, time; t = time.perf_counter(); rc = subprocess.call(sys.argv[1:], "
+          "stdout=subprocess.DEVNULL); u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+          "print(rc, time.perf_counter() - t, u.ru_maxrss, u.ru_utime + u.ru_stime)")
+
+
+def _playbook(argv):
+    """(seconds, peak RSS MiB, CPU seconds) of one ansible-playbook run, from a fresh wrapper process (its children's
+    rusage)."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    out = subprocess.run([sys.executable, "-c", RUSAGE, os.path.join(os.path.dirname(sys.executable), "ansible-playbook")]
+                         + argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=True)
+    rc, seconds, rss_kib, cpu = out.stdout.split()
+    if rc != "0":
+        raise SystemExit("ansible-playbook %s failed with rc %s" % (" ".join(argv), rc))
+    return float(seconds), int(rss_kib) / 1024.0, float(cpu)
+
+
+def playbook_stage(document, repeat, out):
+    """Re-render the saved run with playbooks/report.yml against the one-task floor, ``repeat`` times each."""
+    local = ["-i", "localhost,", "-e", "ansible_python_interpreter=%s" % sys.executable]
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = os.path.join(tmp, "out", "bench-run")
+        os.makedirs(run_dir)
+        src = os.path.join(run_dir, "results.json")
+        with open(src, "w", encoding="utf-8") as handle:
+            json.dump(document, handle)
+        render = local + [os.path.join("playbooks", "report.yml"), "-e", "report_src=%s" % src]
+        floor, first, again = [], [], []
+        for dummy in range(repeat):
+            shutil.rmtree(os.path.join(tmp, "history"), ignore_errors=True)
+            for name in os.listdir(run_dir):
+                if name != "results.json":
+                    os.unlink(os.path.join(run_dir, name))
+            floor.append(_playbook(local + [os.path.join("bench", "report_floor.yml")]))
+            first.append(_playbook(render))
+            again.append(_playbook(render))
+        sizes = dict((name, round(os.path.getsize(os.path.join(run_dir, name)) / 1048576.0, 1))
+                     for name in sorted(os.listdir(run_dir)))
+    floor_s = statistics.median(s for s, dummy, dummy_cpu in floor)
+    floor_cpu = statistics.median(c for dummy, dummy_r, c in floor)
+    for label, runs in (("first render (empty history)", first), ("re-render (history of 1 run)", again)):
+        seconds = statistics.median(s for s, dummy, dummy_cpu in runs)
+        cpu = statistics.median(c for dummy, dummy_r, c in runs)
+        rss = max(r for dummy, r, dummy_cpu in runs)
+        out.setdefault("playbook", {})[label] = {"wall_s": round(seconds, 2), "above_floor_s": round(seconds - floor_s, 2),
+                                                 "cpu_s": round(cpu, 2), "cpu_above_floor_s": round(cpu - floor_cpu, 2),
+                                                 "peak_rss_mib": round(rss, 1), "runs": len(runs)}
+        print("playbooks/report.yml, %-30s wall %6.2f s (%5.2f above the floor), CPU %5.2f s (%5.2f above), "
+              "peak RSS %6.1f MiB" % (label, seconds, seconds - floor_s, cpu, cpu - floor_cpu, rss))
+    out["playbook"]["floor"] = {"wall_s": round(floor_s, 2), "cpu_s": round(floor_cpu, 2),
+                                "peak_rss_mib": round(max(r for dummy, r, dummy_cpu in floor), 1), "runs": len(floor)}
+    out["playbook"]["files_mib"] = sizes
+    print("floor (bench/report_floor.yml)             wall %6.2f s; files written (MiB): %s" % (floor_s, sizes))
 
 
 def measure(label, func, results):
@@ -106,6 +167,8 @@ def main():
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--checks", type=int, default=60)
     parser.add_argument("--tracemalloc", action="store_true", help="also each stage's Python peak allocation")
+    parser.add_argument("--repeat", type=int, default=3, help="playbook runs of each kind (the median is kept)")
+    parser.add_argument("--no-playbook", action="store_true", help="leave out the ansible-playbook stage")
     parser.add_argument("--json", default=os.path.join(REPO, "bench", "out", "report_scale.json"))
     args = parser.parse_args()
     TRACE["on"] = args.tracemalloc
@@ -143,6 +206,9 @@ def main():
                       ("junit", lambda: _report.render_junit(loaded, view)),
                       ("json", lambda: _report.render_json(loaded, view))):
         rendered[fmt] = measure("render %s" % fmt, func, out)
+    with tempfile.TemporaryDirectory() as dest:
+        measure("stream all 4 to files (write_reports)",
+                lambda: _report.write_reports(loaded, dest, list(_report.FORMATS)), out)
     with tempfile.TemporaryDirectory() as folder:
         for day in range(10):
             earlier = copy.deepcopy(loaded)
@@ -151,9 +217,13 @@ def main():
             del earlier
         measure("keep the run (store_run)", lambda: store_run(folder, loaded), out)
         history = measure("read 11 runs back (load_history)", lambda: load_history(folder), out)
-    measure("render all 4 with the history",
-            lambda: _report.render_reports(loaded, ["html", "markdown", "junit", "json"], TEMPLATES, history=history), out)
+    with tempfile.TemporaryDirectory() as dest:
+        measure("stream all 4 with the history",
+                lambda: _report.write_reports(loaded, dest, list(_report.FORMATS), TEMPLATES, history=history), out)
     out["sizes_mib"] = dict((fmt, round(len(text.encode("utf-8")) / 1048576.0, 1)) for fmt, text in rendered.items())
+    del rendered, history
+    if not args.no_playbook:
+        playbook_stage(loaded, args.repeat, out)
     out["hosts"], out["checks_per_host"], out["tracemalloc"] = args.hosts, args.checks, args.tracemalloc
     print("results.json %.1f MiB; report sizes (MiB): %s" % (out["results_json_mib"], out["sizes_mib"]))
     os.makedirs(os.path.dirname(args.json), exist_ok=True)

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmarks, reported as ratios measured in one run (never as timed tests).
 
-1. The acceptance playbook on N lab nodes (the gpu, xid and dcgm families: collect + judge + keep; results.json and
-   the report) against the Ansible floor: one no-op module round trip (ansible.builtin.ping) per node on the same
-   inventory. Ratio = acceptance / floor.
-2. The pure cost of parsing and judging one node's nvidia-smi XML, in-process, against one ping round trip per node.
-3. With --inspect: the inspection run (gpu, xid, dcgm health, tuning) on the same nodes, linear and with the free
-   strategy, each against the floor (forks 16, pipelining on, as ansible.cfg sets them).
+For each node count (32 and 64 by default), on one local-connection lab inventory:
+1. the Ansible floor: one no-op module round trip (ansible.builtin.ping) per node, measured before and after the
+   runs below (their mean is the floor the ratios use, so that load drifting during the bench shows);
+2. the acceptance playbook (gpu, xid, dcgm: one zhisuan.ops.check task per node; results.json and the report);
+3. the inspection playbook (gpu, xid, dcgm health, tuning), linear and, with --free, with the free strategy;
+4. the pure cost of parsing and judging every node's nvidia-smi XML in-process.
+Forks 16 and pipelining, as ansible.cfg sets them. Each node count is written to bench/out/bench-<N>.json, all of
+them to bench/out/bench.json, and printed.
 
-Usage: .venv/bin/python bench/run.py [--nodes 64] [--inspect] [--skip-acceptance]
+Usage: .venv/bin/python bench/run.py [--nodes 32 64] [--free] [--skip-acceptance] [--skip-inspect]
 """
 
 from __future__ import annotations
@@ -69,45 +71,67 @@ def _pure_judge_seconds(inventory, nodes):
     return time.perf_counter() - start, checks, len(outputs)
 
 
+def _run_one(nodes, args):
+    base = os.path.join(OUT, "n%d" % nodes)
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    inventory = os.path.join(base, "hosts.yml")
+    lab = os.path.join(base, "lab")
+    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up", "--dir", lab,
+                    "--inventory", inventory, "--nodes", str(nodes)], check=True, capture_output=True, timeout=300)
+    playbook = os.path.join(BIN, "ansible-playbook")
+    runs = ["-e", "results_out_root=%s" % os.path.join(base, "runs")]
+
+    def floor_run():
+        return _timed([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor.yml")])
+
+    result = {"nodes": nodes, "forks": 16, "load_before": round(os.getloadavg()[0], 2)}
+    before = floor_run()
+    timed = {}
+    if not args.skip_acceptance:
+        timed["acceptance"] = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "acceptance.yml")]
+                                     + runs)
+    if not args.skip_inspect:
+        for strategy in ("linear", "free") if args.free else ("linear",):
+            timed["inspect_%s" % strategy] = _timed(
+                [playbook, "-i", inventory, os.path.join(REPO, "playbooks", "inspect.yml")] + runs
+                + ["-e", "zhisuan_history_dir=%s" % os.path.join(base, "history"), "-e", "zhisuan_strategy=%s" % strategy])
+    after = floor_run()
+    floor = (before + after) / 2
+    result.update({"floor_ping_before_s": round(before, 2), "floor_ping_after_s": round(after, 2),
+                   "floor_ping_s": round(floor, 2), "load_after": round(os.getloadavg()[0], 2)})
+    for name, seconds in timed.items():
+        result["%s_s" % name] = round(seconds, 2)
+        result["ratio_%s_to_floor" % name] = round(seconds / floor, 2)
+    pure, checks, judged = _pure_judge_seconds(inventory, nodes)
+    result.update({"pure_parse_and_judge_s": round(pure, 4), "pure_checks": checks, "pure_nodes": judged,
+                   "ratio_pure_judge_to_floor": round(pure / floor, 4)})
+    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down", "--dir", lab],
+                   capture_output=True, timeout=120)
+    with open(os.path.join(OUT, "bench-%d.json" % nodes), "w") as handle:
+        json.dump(result, handle, indent=2)
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=64)
-    parser.add_argument("--inspect", action="store_true", help="also time inspect.yml, linear and free")
+    parser.add_argument("--nodes", type=int, nargs="+", default=[32, 64])
+    parser.add_argument("--free", action="store_true", help="also time inspect.yml with the free strategy")
     parser.add_argument("--skip-acceptance", action="store_true")
+    parser.add_argument("--skip-inspect", action="store_true")
     args = parser.parse_args()
 
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
-    inventory = os.path.join(OUT, "hosts.yml")
-    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up", "--dir", os.path.join(OUT, "lab"),
-                    "--inventory", inventory, "--nodes", str(args.nodes)], check=True, capture_output=True, timeout=120)
-    playbook = os.path.join(BIN, "ansible-playbook")
-    floor = _timed([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor.yml")])
-    result = {"nodes": args.nodes, "forks": 16, "floor_ping_s": round(floor, 2)}
-    if not args.skip_acceptance:
-        acceptance = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "acceptance.yml"),
-                             "-e", "results_out_root=%s" % os.path.join(OUT, "runs")])
-        pure, checks, judged = _pure_judge_seconds(inventory, args.nodes)
-        result.update({
-            "acceptance_s": round(acceptance, 2),
-            "ratio_acceptance_to_floor": round(acceptance / floor, 2),
-            "pure_parse_and_judge_s": round(pure, 4),
-            "pure_checks": checks,
-            "pure_nodes": judged,
-            "ratio_pure_judge_to_floor": round(pure / floor, 4),
-        })
-    if args.inspect:
-        for strategy in ("linear", "free"):
-            seconds = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "inspect.yml"),
-                              "-e", "results_out_root=%s" % os.path.join(OUT, "runs"),
-                              "-e", "zhisuan_history_dir=%s" % os.path.join(OUT, "history"),
-                              "-e", "zhisuan_strategy=%s" % strategy])
-            result["inspect_%s_s" % strategy] = round(seconds, 2)
-            result["ratio_inspect_%s_to_floor" % strategy] = round(seconds / floor, 2)
+    os.makedirs(OUT, exist_ok=True)  # other benchmarks keep their results here too
+    results = []
+    for nodes in args.nodes:
+        result = _run_one(nodes, args)
+        results.append(result)
+        for key, value in result.items():
+            print("%-30s %s" % (key, value))
+        print()
+        sys.stdout.flush()
     with open(os.path.join(OUT, "bench.json"), "w") as handle:
-        json.dump(result, handle, indent=2)
-    for key, value in result.items():
-        print("%-28s %s" % (key, value))
+        json.dump(results, handle, indent=2)
 
 
 if __name__ == "__main__":

@@ -30,3 +30,12 @@ def as_node(monkeypatch):
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
     yield
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print how many damaged inputs the fuzz suite fed to parsers (tests/unit/fuzzing.py counts them)."""
+    fuzzing = sys.modules.get("fuzzing")
+    if fuzzing is not None and fuzzing.CASES["run"]:
+        terminalreporter.write_line(
+            "fuzz: %d damaged inputs run through parsers and collect paths (%d examples per test)"
+            % (fuzzing.CASES["run"], fuzzing.EXAMPLES))

@@ -23,8 +23,10 @@ for need in "${NEEDS[@]}"; do
     missing+=("$package")
   fi
 done
-# fonts for the browser screenshot (no program to look for)
-dpkg -s fonts-dejavu-core >/dev/null 2>&1 || missing+=(fonts-dejavu-core)
+# fonts for the browser screenshots (no program to look for): Latin, and CJK for the zh_CN report
+for font in fonts-dejavu-core fonts-wqy-microhei; do
+  dpkg -s "$font" >/dev/null 2>&1 || missing+=("$font")
+done
 [ ${#missing[@]} -eq 0 ] && exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then

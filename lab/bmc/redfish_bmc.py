@@ -43,6 +43,13 @@ BOOT_ENUMS = {
 }
 SESSIONS = rt.ROOT + "/SessionService/Sessions"
 STATE_SCHEMA = 1
+# Query parameters the lab serves (Redfish spec DSP0266 "Query parameters"); another one starting with $ is 501,
+# ``only`` and ``excerpt`` (Redfish-defined, not supported here) are 400, other names are ignored as the spec says.
+QUERY_SUPPORTED = ("$expand", "$skip", "$skiptoken", "$top")
+QUERY_REFUSED = ("only", "excerpt")
+SCHEMAS = "http://redfish.dmtf.org/schemas/v1/"
+ODATA = rt.ROOT + "/odata"
+METADATA = rt.ROOT + "/$metadata"
 
 
 def iso(epoch):
@@ -169,16 +176,48 @@ class Bmc:
     # ----------------------------------------------------------------------------------------- requests
     def handle(self, method, target, headers, body):
         """One request -> Reply. ``headers`` needs a case-insensitive ``get`` (http.server's message has one)."""
+        reply = self._handle(method, target, headers, body)
+        path = rt.norm_path(unquote(urlsplit(target).path))
+        if method in ("GET", "HEAD") and reply.status == 200 or reply.status == 405:
+            # Allow on GET/HEAD and on 405, Cache-Control and the schema (Link rel=describedby): DSP0266 "Response
+            # headers"
+            reply.headers.setdefault("Allow", ", ".join(self.allowed_methods(path)))
+            reply.headers.setdefault("Cache-Control", "no-cache")
+            described = self._described_by(reply.body)
+            if described and reply.status == 200:
+                reply.headers.setdefault("Link", "<%s>; rel=describedby" % described)
+        return reply
+
+    def _handle(self, method, target, headers, body):
         parts = urlsplit(target)
         path, query = rt.norm_path(unquote(parts.path)), parse_qs(parts.query, keep_blank_values=True)
+        if method == "HEAD":
+            method = "GET"
+        version = headers.get("OData-Version")
+        if version is not None and version.strip() != "4.0":
+            return Reply(412)  # DSP0266 "Request headers": an unsupported OData-Version is 412 Precondition Failed
         if method == "GET" and path == "/redfish":
             return Reply(200, {"v1": "/redfish/v1/"})
+        # the OData service and metadata documents are open to anyone (DSP0266 "Service requests")
+        if method == "GET" and path == ODATA:
+            return Reply(200, self._odata_service())
+        if method == "GET" and path == METADATA:
+            return Reply(200, self._metadata(), content_type="application/xml;charset=utf-8")
+        if method == "POST" and path == SESSIONS + "/Members":
+            path = SESSIONS  # a POST to a collection's Members is a POST to the collection
         public = (method == "GET" and path == rt.ROOT) or (method == "POST" and path == SESSIONS and self.has_sessions)
         with self.lock:
             if not public and self.authenticate(headers) is None:
                 return error(401, "NoValidSession", headers={"WWW-Authenticate": 'Basic realm="Redfish"'})
             self._settle()
             if method == "GET":
+                for name in query:
+                    if name in QUERY_SUPPORTED:
+                        continue
+                    if name.startswith("$"):
+                        return error(501, "QueryNotSupported")
+                    if name in QUERY_REFUSED:
+                        return error(400, "QueryNotSupportedOnResource")
                 return self._get(path, query)
             if method == "POST":
                 return self._post(path, body)
@@ -187,6 +226,59 @@ class Bmc:
             if method == "DELETE" and self.has_sessions and path.startswith(SESSIONS + "/"):
                 return self._delete_session(path)
             return error(405, "OperationNotAllowed")
+
+    def allowed_methods(self, path):
+        """The methods ``path`` takes (the Allow header)."""
+        methods = ["GET", "HEAD"]
+        if path in self.reset_targets or path in self.clear_targets or (self.has_sessions and path == SESSIONS):
+            methods = ["POST"]
+        if path in self.settings or path in self.systems or path in self.boot_settings:
+            methods.append("PATCH")
+        if self.has_sessions and path.startswith(SESSIONS + "/"):
+            methods.append("DELETE")
+        return methods
+
+    @staticmethod
+    def _described_by(body):
+        """The DMTF JSON schema of a resource, from its ``@odata.type`` (``#Chassis.v1_14_0.Chassis``)."""
+        kind = body.get("@odata.type") if isinstance(body, dict) else None
+        if not isinstance(kind, str) or not kind.startswith("#") or "." not in kind:
+            return None
+        namespace = kind[1:].rsplit(".", 1)[0]
+        return SCHEMAS + namespace + ".json"
+
+    def _odata_service(self):
+        """The OData service document: the service root and each resource the root links to (DSP0266)."""
+        root = self.docs.get(rt.ROOT, {})
+        value = [{"name": "Service", "kind": "Singleton", "url": rt.ROOT + "/"}]
+        for name, item in sorted(root.items()):
+            if isinstance(item, dict) and isinstance(item.get("@odata.id"), str) and name != "Links":
+                value.append({"name": name, "kind": "Singleton", "url": item["@odata.id"]})
+        return {"@odata.context": METADATA, "value": value}
+
+    def _metadata(self):
+        """The OData metadata document (CSDL): a reference to the DMTF schema of every type the tree serves and
+        the service's EntityContainer, extending the ServiceRoot's."""
+        namespaces = {}
+        for doc in self.docs.values():
+            kind = doc.get("@odata.type") if isinstance(doc, dict) else None
+            if isinstance(kind, str) and kind.startswith("#") and kind.count(".") >= 1:
+                versioned = kind[1:].rsplit(".", 1)[0]
+                family = versioned.split(".", 1)[0]
+                namespaces.setdefault(family, set()).update({family, versioned})
+        root_type = self.docs.get(rt.ROOT, {}).get("@odata.type", "#ServiceRoot.v1_0_0.ServiceRoot")
+        container = root_type[1:].rsplit(".", 1)[0] + ".ServiceContainer"
+        lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+                 '<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">']
+        for family in sorted(namespaces):
+            lines.append('  <edmx:Reference Uri="%s%s_v1.xml">' % (SCHEMAS, family))
+            lines.extend('    <edmx:Include Namespace="%s"/>' % name for name in sorted(namespaces[family]))
+            lines.append("  </edmx:Reference>")
+        lines += ["  <edmx:DataServices>",
+                  '    <Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="Service">',
+                  '      <EntityContainer Name="Service" Extends="%s"/>' % container,
+                  "    </Schema>", "  </edmx:DataServices>", "</edmx:Edmx>", ""]
+        return "\n".join(lines).encode("utf-8")
 
     def authenticate(self, headers):
         token = headers.get("X-Auth-Token")

@@ -37,6 +37,11 @@ MESSAGES = {
         "Choose a value from the enumeration list that the implementation can support and resubmit the request if the operation failed."),
     "PropertyValueTypeError": ("The value '%1' for the property %2 is of a different type than the property can accept.", "Warning",
                                "Correct the value for the property in the request body and resubmit the request if the operation failed."),
+    # these two as DMTF's Base registry words them (Base.1.12 and later; the resolution as in Base 1.8)
+    "QueryNotSupported": ("Querying is not supported by the implementation.", "Warning",
+                          "Remove the query parameters and resubmit the request if the operation failed."),
+    "QueryNotSupportedOnResource": ("Querying is not supported on the requested resource.", "Warning",
+                                    "Remove the query parameters and resubmit the request if the operation failed."),
     "QueryParameterValueTypeError": ("The value '%1' for the query parameter %2 is of a different type than the parameter can accept.",
                                      "Warning", "Correct the value for the query parameter in the request and resubmit the request if the operation failed."),
     "ResourceAtUriUnauthorized": ("While accessing the resource at '%1', the service received an authorization error '%2'.", "Critical",
@@ -47,8 +52,11 @@ MESSAGES = {
 
 
 class Reply:
-    def __init__(self, status, body=None, headers=None):
+    """An answer: ``body`` is a JSON value, or bytes sent as they are with ``content_type``."""
+
+    def __init__(self, status, body=None, headers=None, content_type=None):
         self.status, self.body, self.headers = status, body, dict(headers or {})
+        self.content_type = content_type
 
 
 def message(name, *args):

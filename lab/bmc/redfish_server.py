@@ -129,19 +129,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.server.log("%s internal error on %s %s:\n%s" % (self.server.bmc.node, self.command, self.path,
                                                                      traceback.format_exc().rstrip()))
                 reply = error(500, "InternalError")
-        data = (json.dumps(reply.body, indent=2) + "\n").encode() if reply.body is not None else b""
+        if isinstance(reply.body, bytes):
+            data = reply.body
+        else:
+            data = (json.dumps(reply.body, indent=2) + "\n").encode() if reply.body is not None else b""
         self.send_response(reply.status)
         if reply.body is not None:
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", reply.content_type or "application/json; charset=utf-8")
         self.send_header("OData-Version", "4.0")
         self.send_header("Content-Length", str(len(data)))
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
         self.server.log("%s %s %s %s %d" % (self.server.bmc.node, self.client_address[0], self.command, self.path, reply.status))
 
-    do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
+    do_GET = do_HEAD = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
 
     def log_request(self, code="-", size="-"):
         """Requests are logged by _serve (one line, with the BMC's node)."""

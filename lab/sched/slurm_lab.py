@@ -11,6 +11,11 @@ API (labctl calls it for a scenario with ``scheduler: slurm``; the tests call it
   (the daemons it started and what they started: slurmstepd, job steps), and removes the runtime dir. It
   deletes nothing else under ``lab_dir``.
 * ``scontrol_env(lab_dir)`` is the environment the Slurm clients need (``SLURM_CONF``, the munge socket).
+* ``job_script(lab_dir, name, lines, interval, exit_code, hang_s)``, ``submit(lab_dir, script, name, nodes)`` and
+  ``wait_job(lab_dir, job, states)`` run real batch jobs that print given log lines (real ones, from
+  tests/fixtures/joblog), then hang or exit with a code (issue 15: the job family).
+* Every job's end is written to ``<lab_dir>/slurm/log/jobcomp.txt`` (``JobCompType=jobcomp/filetxt``; there is no
+  slurmdbd, so no ``sacct``): the accounting the quality indicators read (``info["jobcomp"]``).
 
 Everything is real: slurm-wlm's daemons and clients, munge authentication; only the GPUs are eight symlinks
 to /dev/null per node (gres counts need device files) and the nodes are all this machine (``NodeAddr=127.0.0.1``,
@@ -76,6 +81,7 @@ def _paths(lab_dir):
         "bin": os.path.join(base, "bin"),
         "gpu": os.path.join(base, "gpu"),
         "json": os.path.join(base, "lab.json"),
+        "jobs": os.path.join(base, "jobs"),
     }
 
 
@@ -99,7 +105,10 @@ def slurm_conf(paths, run_dir, nodes, ctld_port, node_ports, gpus_per_node):
         "SelectTypeParameters=CR_Core",
         "AccountingStorageType=accounting_storage/none",
         "JobAcctGatherType=jobacct_gather/none",
-        "JobCompType=jobcomp/none",
+        # job completion records (no slurmdbd here, so no sacct): one line per job end, read for the quality
+        # indicators (effective training time, recovery time)
+        "JobCompType=jobcomp/filetxt",
+        f"JobCompLoc={paths['log']}/jobcomp.txt",
         "MpiDefault=none",
         "SwitchType=switch/none",
         "SlurmdParameters=config_overrides",
@@ -200,7 +209,7 @@ def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0):
         stop(lab_dir)
     if os.path.isdir(paths["base"]):
         shutil.rmtree(paths["base"])
-    for key in ("etc", "log", "state", "bin", "gpu"):
+    for key in ("etc", "log", "state", "bin", "gpu", "jobs"):
         os.makedirs(paths[key], mode=0o755, exist_ok=True)
     run_dir = tempfile.mkdtemp(prefix="zslurm-")
     os.chmod(run_dir, 0o755)
@@ -211,6 +220,7 @@ def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0):
     info = {"schema": 1, "dir": paths["base"], "run_dir": run_dir, "conf": paths["conf"], "nodes": nodes,
             "ctld_port": ports[0], "node_ports": dict(zip(nodes, ports[1:])), "pids": {},
             "env": {"SLURM_CONF": paths["conf"], "MUNGE_SOCKET": run_dir + "/munge.sock"},
+            "jobcomp": os.path.join(paths["log"], "jobcomp.txt"), "jobs_dir": paths["jobs"],
             "tools": dict((name, os.path.join(paths["bin"], name)) for name in CLIENTS)}
     _write(paths["json"], json.dumps(info, indent=2) + "\n")
 
@@ -256,6 +266,69 @@ def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0):
     info["started_s"] = round(time.monotonic() - began, 2)
     _write(paths["json"], json.dumps(info, indent=2) + "\n")
     return info
+
+
+def job_script(lab_dir, name, lines, interval=0.05, exit_code=0, hang_s=0):
+    """Write a batch script that replays ``lines`` (real log lines, from tests/fixtures/joblog) to its output, one
+    every ``interval`` seconds, then sleeps ``hang_s`` seconds writing nothing (a hung job) and exits ``exit_code``.
+    The job is a real Slurm job; only its log lines are a replay. Returns the script's path."""
+    paths = _paths(lab_dir)
+    os.makedirs(paths["jobs"], exist_ok=True)
+    data = os.path.join(paths["jobs"], name + ".lines")
+    with open(data, "w", encoding="utf-8") as handle:
+        handle.write("".join(line if line.endswith("\n") else line + "\n" for line in lines))
+    script = os.path.join(paths["jobs"], name + ".sh")
+    _write(script, "#!/bin/sh\n"
+                   "# zhisuan lab: replays real log lines (lab/sched/slurm_lab.py job_script)\n"
+                   f"while IFS= read -r line; do printf '%s\\n' \"$line\"; sleep {interval}; done < {data}\n"
+                   f"sleep {int(hang_s)}\n"
+                   f"exit {int(exit_code)}\n", mode=0o755)
+    return script
+
+
+def submit(lab_dir, script, name, nodes=None, output=None, requeue=False, timeout=10.0):
+    """``sbatch`` the script on ``nodes`` (a list; default any node); returns the job id (str). Its output goes to
+    ``output`` (default ``<lab>/slurm/jobs/<name>-%j.out``)."""
+    paths = _paths(lab_dir)
+    info = _read_info(paths)
+    if info is None:
+        raise SlurmLabError(f"no slurm lab at {paths['base']}")
+    argv = [info["tools"]["sbatch"], "--parsable", "-J", name, "-o", output or os.path.join(paths["jobs"], name + "-%j.out")]
+    if nodes:
+        argv += ["-N", str(len(nodes)), "-w", ",".join(nodes)]
+    if requeue:
+        argv.append("--requeue")
+    res = subprocess.run(argv + [script], capture_output=True, text=True, timeout=timeout, check=False)
+    if res.returncode != 0:
+        raise SlurmLabError(f"slurm lab: sbatch failed: {res.stderr.strip()}")
+    return res.stdout.strip().split(";")[0]
+
+
+def wait_job(lab_dir, job, states=("RUNNING",), timeout=20.0):
+    """Poll ``squeue`` (then the job completion log) until the job is in one of ``states``; returns the state."""
+    paths = _paths(lab_dir)
+    info = _read_info(paths)
+    deadline = time.monotonic() + timeout
+    state = None
+    while time.monotonic() < deadline:
+        out = subprocess.run([info["tools"]["squeue"], "-h", "-j", job, "-o", "%T"], capture_output=True, text=True,
+                             timeout=10, check=False).stdout.strip()
+        state = out or _jobcomp_state(info.get("jobcomp"), job)
+        if state in states:
+            return state
+        time.sleep(0.1)
+    raise SlurmLabError(f"slurm lab: job {job} is {state}, not {'/'.join(states)}, after {timeout} s")
+
+
+def _jobcomp_state(path, job):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = [line for line in handle if line.startswith(f"JobId={job} ")]
+    except (OSError, TypeError):
+        return None
+    if not lines:
+        return None
+    return lines[-1].split(" JobState=")[1].split()[0] if " JobState=" in lines[-1] else None
 
 
 def _marked_pids(base):

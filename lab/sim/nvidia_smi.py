@@ -10,6 +10,11 @@ as value edits (see lab/README.md for the exact edit each fault makes). It never
 each header's UUID (and number) edited to the GPU's ``-q -x`` values; other models replay the real "no NVLink"
 form (excerpt-l40s-nvlink-s.txt) with the header edited the same way.
 
+``nvlink -e`` replays the real H100 error-counter capture (nvlink-e-h100-healthy-excerpt.txt, links 0, 1 and 17) for
+a node with NVLink, headers edited as for ``nvlink -s``; an ``nvlink_errors`` fault edits one counter's value to
+``per_read`` times the number of ``nvlink -e`` calls so far (kept in the state file as ``nvlink_e_reads``), so two
+reads a window apart see it grow. A node without NVLink prints nothing.
+
 ``--gpu-reset -i N`` (``-r -i N``) prints the driver's success lines and clears the GPU's reset-clearable faults
 from the state file; a GPU with a ``gpu_process`` is refused with the driver's "In use by another client" text.
 
@@ -50,9 +55,13 @@ MAX_NODE_INDEX = 999
 QUERY_FLAGS = ("-q", "--query")
 XML_FLAGS = ("-x", "--xml-format")
 NVLINK_STATUS_FLAGS = ("-s", "--status")
+NVLINK_ERRORS_FLAGS = ("-e", "--errorcounters")
+# `nvidia-smi nvlink -e`: a real capture (relative to tests/fixtures); its counter names by fault counter.
+NVLINK_ERRORS_CAPTURE = "nvidia-smi/nvlink-e-h100-healthy-excerpt.txt"
+NVLINK_ERROR_COUNTERS = {"replay": "Replay", "recovery": "Recovery", "crc": "CRC"}
 RESET_FLAGS = ("-r", "--gpu-reset")
 ID_FLAGS = ("-i", "--id")
-IMPLEMENTED = "-q -x, nvlink -s, topo -m, --gpu-reset -i N"
+IMPLEMENTED = "-q -x, nvlink -s, nvlink -e, topo -m, --gpu-reset -i N"
 
 # `nvidia-smi nvlink -s` captures (relative to tests/fixtures): the first whose key is in the -q -x product name.
 NVLINK_CAPTURES = (("A100-SXM4", "nvidia-smi/nvlink-status-a100-sxm4-8gpu.txt"),)
@@ -94,6 +103,7 @@ FAULT_KINDS = {
     "truncated": {"bytes": int},
     "nvlink_down": {"gpu": int, "link": int},
     "gpu_process": {"gpu": int, "pid": int, "name": str},
+    "nvlink_errors": {"gpu": int, "link": int, "counter": str, "per_read": int},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
@@ -117,6 +127,9 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: 'count' must be >= 0")
     if kind == "nvlink_down" and fault["link"] < 0:
         raise LabError(f"{where}: 'link' must be >= 0")
+    if kind == "nvlink_errors" and (fault["counter"] not in NVLINK_ERROR_COUNTERS or fault["per_read"] < 0):
+        raise LabError(f"{where}: fault nvlink_errors needs counter in {sorted(NVLINK_ERROR_COUNTERS)} and "
+                       f"per_read >= 0")
     if kind == "gpu_process" and (fault["pid"] <= 0 or not fault["name"].strip()):
         raise LabError(f"{where}: 'pid' must be > 0 and 'name' non-empty")
     if kind == "pcie_width" and fault["width"] not in (1, 2, 4, 8, 12, 16, 32):
@@ -374,6 +387,40 @@ def render_nvlink(state):
     return ("\n".join(out) + "\n").encode("utf-8") if out else b""
 
 
+def render_nvlink_errors(state, state_path):
+    """Build the node's ``nvidia-smi nvlink -e`` output (bytes): the real capture's block per GPU, header edited to
+    the GPU's -q -x position, name and UUID, ``nvlink_errors`` faults edited into their counter's value."""
+    _, root, _, faults, present = _build(state)
+    elements = root.findall("gpu")
+    product = (elements[0].findtext("product_name") or "") if elements else ""
+    if not any(key in product for key, _ in NVLINK_CAPTURES):
+        if any(fault["kind"] == "nvlink_errors" for fault in faults):
+            raise LabError(f"fault nvlink_errors: a {product or 'GPU'} has no NVLink (no nvlink capture for it)")
+        return b""
+    reads = int(state.get("nvlink_e_reads", 0)) + 1
+    state["nvlink_e_reads"] = reads
+    save_state(state_path, state)
+    with open(os.path.join(FIXTURES_DIR, NVLINK_ERRORS_CAPTURE), encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    body = lines[1:]
+    out = []
+    for position, (lab_index, gpu) in enumerate(zip(present, elements)):
+        out.append(f"GPU {position}: {gpu.findtext('product_name')} (UUID: {gpu.findtext('uuid')})")
+        block = list(body)
+        for fault in faults:
+            if fault["kind"] != "nvlink_errors" or fault["gpu"] != lab_index:
+                continue
+            rx = re.compile(r"^(\s*Link %d: %s Errors: )[0-9]+$" % (fault["link"],
+                                                                    NVLINK_ERROR_COUNTERS[fault["counter"]]))
+            hits = [n for n, line in enumerate(block) if rx.match(line)]
+            if not hits:
+                raise LabError(f"fault nvlink_errors: link {fault['link']} is not in the nvlink -e capture "
+                               f"(links 0, 1 and 17)")
+            block[hits[0]] = rx.match(block[hits[0]]).group(1) + str(fault["per_read"] * reads)
+        out.extend(block)
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
 def _is_query_xml(args):
     if len(args) != 2:
         return False
@@ -414,6 +461,8 @@ def _command(args):
         return "topo", None
     if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_STATUS_FLAGS:
         return "nvlink", None
+    if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_ERRORS_FLAGS:
+        return "nvlink_errors", None
     target = _reset_target(args)
     if target is not None:
         return "reset", target
@@ -421,8 +470,13 @@ def _command(args):
 
 
 def node_uuid(capture_uuid, node_index, index):
-    """The UUID the lab gives GPU ``index`` of node ``node_index``: the capture's, its last digits edited."""
-    return capture_uuid[:-6] + f"{node_index:04x}{index:02x}"
+    """The UUID the lab gives GPU ``index`` of node ``node_index``: the capture's, with the node and GPU number
+    written into the last digits of its first group and of its last group. Reports shorten a UUID to its first
+    group (``GPU-51000103…``), so that group must differ between GPUs too, not only the tail."""
+    tag = f"{node_index:04x}{index:02x}"
+    if len(capture_uuid) >= 12 and capture_uuid.startswith("GPU-") and capture_uuid[12:13] == "-":
+        capture_uuid = capture_uuid[:6] + tag + capture_uuid[12:]
+    return capture_uuid[:-6] + tag
 
 
 def gpu_uuids(state):
@@ -481,7 +535,10 @@ def main(argv=None):
             sys.stdout.write(text)
             sys.stdout.flush()
             return rc
-        data = {"query": render, "nvlink": render_nvlink, "topo": render_topo}[command](state)
+        if command == "nvlink_errors":
+            data = render_nvlink_errors(state, state_path)
+        else:
+            data = {"query": render, "nvlink": render_nvlink, "topo": render_topo}[command](state)
     except (OSError, ValueError, ET.ParseError, LabError) as exc:
         sys.stderr.write(f"lab nvidia-smi: {exc}\n")
         return 3

@@ -82,6 +82,19 @@ def test_reports_rendered_from_the_file(default_run):
     assert "node08       FAIL" in summary
 
 
+def test_junit_testcases_carry_the_time_their_family_took(default_run):
+    tmp_path, _, document = default_run
+    timing = document["hosts"]["node01"]["facts"]["timing"]
+    assert set(timing) == {"gpu", "xid", "dcgm"} and all(seconds > 0 for seconds in timing.values())
+    suites = ET.parse(str(tmp_path / "out" / "test-run" / "junit.xml")).getroot().findall("testsuite")
+    node01 = [suite for suite in suites if suite.get("name") == "node01"][0]
+    times = [float(case.get("time")) for case in node01.findall("testcase") if case.get("time") is not None]
+    assert times and all(value > 0 for value in times)
+    # the family's time is shared by its testcases: together they take what the family took
+    gpu = [float(case.get("time")) for case in node01.findall("testcase") if case.get("name", "").startswith("gpu.")]
+    assert abs(sum(gpu) - timing["gpu"]) < 0.01 * len(gpu) + 0.01
+
+
 @pytest.fixture(scope="module")
 def faults_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("faults")

@@ -39,6 +39,8 @@ def _inventory(tmp_path):
         "monitoring_bin_dir": str(root / "bin"), "monitoring_systemd_dir": str(root / "systemd"),
         "monitoring_textfile_dir": str(root / "textfile"), "monitoring_dcgm_exporter_config_dir": str(root / "dcgm"),
         "monitoring_rules_dir": str(root / "rules"), "monitoring_promtool": shutil.which("promtool"),
+        "monitoring_grafana_dashboards_dir": str(root / "grafana" / "dashboards"),
+        "monitoring_grafana_provisioning_dir": str(root / "grafana" / "provisioning"),
     }
     for name in ("bin", "systemd"):
         (root / name).mkdir(parents=True)
@@ -82,5 +84,10 @@ def test_real_run_writes_units_counters_and_checked_rules(tmp_path):
         assert (root / "dcgm" / "zhisuan-counters.csv").read_text() == handle.read()
     assert (root / "textfile").is_dir()
     assert (root / "rules" / "zhisuan-gpu-alerts.rules.yml").read_text() == render()
+    with open(os.path.join(REPO, "roles", "monitoring", "files", "dashboards", "zhisuan-gpu-health.json")) as handle:
+        assert (root / "grafana" / "dashboards" / "zhisuan-gpu-health.json").read_text() == handle.read()
+    provider = yaml.safe_load((root / "grafana" / "provisioning" / "zhisuan-ops.yml").read_text())
+    assert provider["providers"][0]["options"]["path"] == str(root / "grafana" / "dashboards")
+    assert provider["providers"][0]["type"] == "file" and provider["providers"][0]["folder"] == "zhisuan.ops"
     skipped = _tasks(runner, "runner_on_skipped")
     assert "Enable and start node_exporter" in skipped and "Enable and start dcgm-exporter" in skipped

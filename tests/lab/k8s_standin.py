@@ -5,7 +5,7 @@
 
 No real API server can run on the machines this collection is built on (no kube-apiserver, k3s, kind or kwok can be
 installed there), so this small standard-library HTTP server answers the requests kubectl makes for ``get node``,
-``get pods --field-selector spec.nodeName=``, ``cordon``, ``uncordon``, ``annotate`` and ``drain``: legacy discovery
+``get nodes``, ``get pods`` (all, by node, by label), ``logs``, ``cordon``, ``uncordon``, ``annotate`` and ``drain``: legacy discovery
 (/api, /apis, /api/v1, /apis/apps/v1, /apis/policy/v1), nodes (GET, PATCH with a JSON merge or strategic merge
 patch of maps), pods (list with a spec.nodeName field selector, GET, eviction), DaemonSets (GET). A pod labelled
 ``zhisuan.test/pdb: block`` refuses eviction with 429, as a PodDisruptionBudget does.
@@ -116,8 +116,9 @@ def _status(code, reason, message):
 
 
 class StandIn(object):
-    def __init__(self, nodes=(), pods=(), daemonsets=()):
+    def __init__(self, nodes=(), pods=(), daemonsets=(), logs=None):
         self.lock = threading.Lock()
+        self.logs = dict(logs or {})  # (namespace, pod name) -> the log text (lines "RFC3339 text")
         self.nodes = dict((n["metadata"]["name"], n) for n in nodes)
         self.pods = dict(((p["metadata"]["namespace"], p["metadata"]["name"]), p) for p in pods)
         self.daemonsets = set(daemonsets)  # (namespace, name)
@@ -132,9 +133,10 @@ class StandIn(object):
                 pass
 
             def _answer(self, code, body):
-                data = json.dumps(body).encode()
+                text = isinstance(body, str)
+                data = body.encode() if text else json.dumps(body).encode()
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/plain" if text else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -193,6 +195,22 @@ class StandIn(object):
             elif method != "GET":
                 return _status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
             return 200, obj
+        if parts == ["api", "v1", "nodes"] and method == "GET":
+            return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)},
+                         "items": [obj for _, obj in sorted(self.nodes.items())]}
+        if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 5 and parts[4] == "pods" and method == "GET":
+            # namespaced list with a label selector (key=value), as kubectl get pods -n NS -l key=value asks
+            selector = (query.get("labelSelector") or [""])[0]
+            key, _, value = selector.partition("=")
+            items = [p for (ns, _), p in sorted(self.pods.items()) if ns == parts[3]
+                     and (not key or p["metadata"].get("labels", {}).get(key) == value)]
+            return 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)}, "items": items}
+        if (parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 7 and parts[4] == "pods" and parts[6] == "log"
+                and method == "GET"):
+            text = self.logs.get((parts[3], parts[5]))
+            if text is None:
+                return _status(404, "NotFound", 'pods "%s" not found' % parts[5])
+            return 200, text
         if parts == ["api", "v1", "pods"] and method == "GET":
             selector = (query.get("fieldSelector") or [""])[0]
             want = selector.split("=", 1)[1] if selector.startswith("spec.nodeName=") else None
@@ -221,8 +239,8 @@ class StandIn(object):
         return _status(404, "NotFound", "the server could not find the requested resource")
 
 
-def serve(nodes=(), pods=(), daemonsets=()):
-    return StandIn(nodes, pods, daemonsets)
+def serve(nodes=(), pods=(), daemonsets=(), logs=None):
+    return StandIn(nodes, pods, daemonsets, logs)
 
 
 def write_kubeconfig(path, url):

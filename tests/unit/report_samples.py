@@ -158,3 +158,91 @@ def rich_results(nodes=8, run_id="20261130T220000Z-acceptance", started="2026-11
                     "storage": {"aggregate": storage_rules.aggregate(dict((n, fio_parsed[n]) for n in reachable))}},
         "summary": {"hosts": host_counts, "checks": check_counts},
     }
+
+
+def ops_results():
+    """A diagnosis run built by the producers themselves (issues 15, 16, 17): the lab's real watchdog-timeout job log
+    (parse_log, judge_job: node04 the suspect), node04's real ibstat capture with mlx5_4 port 1 edited down
+    (judge_rdma_ports -> rdma.port.state fail, check_cable), the real Slurm node and partition captures
+    (judge_cluster), the real jobcomp requeue capture (quality indicators), six of leaf03's eight nodes failing
+    rdma.port.state (judge_fleet) and a node with three GPU resets for one cause in 30 days (make_plan's escalation).
+    Returns the results document."""
+    # pylint: disable=import-outside-toplevel
+    import datetime
+
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge import slurm as slurm_rules
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge._rdma import judge_rdma_ports
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import judge_fleet, placement, shared_causes
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge.job import judge_job
+    from ansible_collections.zhisuan.ops.plugins.module_utils._net.ib import parse_ibstat
+    from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history
+    from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.plan import make_plan
+    from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import normalize
+    from ansible_collections.zhisuan.ops.plugins.module_utils._sched import slurm_nodes
+    from ansible_collections.zhisuan.ops.plugins.module_utils._sched.joblog import parse_log
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _quality, _results
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
+
+    def text(*parts):
+        with open(os.path.join(FIXTURES, *parts), encoding="utf-8") as handle:
+            return handle.read()
+
+    now = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    ibstat = text("rdma", "ibstat-h100-node-8x-ndr400-all-active.txt")
+    head, sep, tail = ibstat.partition("CA 'mlx5_4'")
+    down = head + sep + tail.replace("State: Active", "State: Down", 1).replace("Physical state: LinkUp",
+                                                                                 "Physical state: Polling", 1)
+    hosts, host_vars, links = {}, {}, []
+    for index in range(24):
+        name = "node%02d" % (index + 1)
+        leaf = "leaf%02d" % (index // 8 + 1)
+        links.append({"node": name, "port": "ib0", "switch": leaf, "switch_port": "swp%d" % (index % 8 + 1)})
+        host_vars[name] = {"zhisuan_rack": "R%02d" % (index // 4 + 1)}
+        bad = name == "node04" or (leaf == "leaf03" and index % 8 < 6)
+        checks = judge_rdma_ports(name, parse_ibstat(down if bad else ibstat))
+        if name == "node07":
+            checks.append(make_check("gpu.ecc.volatile_uncorrectable", name, "fail", component="GPU 3", observed=2,
+                                     expected=0, message="GPU 3 has 2 volatile uncorrectable ECC errors",
+                                     remedy="reset_gpu"))
+        record = _results.host_record(name, checks)
+        record["status"] = "fail" if any(c["status"] == "fail" for c in checks) else "pass"
+        record["facts"]["diagnosis"] = diagnose(record["checks"])
+        hosts[name] = record
+    where = placement(host_vars, {"links": links, "switches": dict(
+        ("leaf%02d" % (i + 1), {"tier": "leaf", "uplink": "spine01"}) for i in range(3))})
+    fleet_checks = judge_fleet(hosts, where)
+    cause = "gpu.ecc.volatile_uncorrectable"
+    records = []
+    for index in range(3):
+        finished = (now - datetime.timedelta(days=1, hours=index)).isoformat()
+        records.append(history.make_record({"time": finished, "run_id": "r%d" % index, "node": "node07", "cause": cause,
+                                            "remedy": "reset_gpu", "action": "reset_gpu", "outcome": "repaired",
+                                            "finished": finished}))
+    plan = make_plan(hosts, normalize({}), shared=shared_causes(hosts, where), history=records, now=now)
+
+    # as tests/integration/test_platform_slurm.py: the IB line's host and peer edited to node01 and node04's address
+    ib_line = text("joblog", "nccl-ib-completion-status12-nccl-1405.log").replace(
+        "kp-ddp-worker-0", "node01").replace("10.216.210.236", "10.0.0.4")
+    log = parse_log(text("joblog", "slurm-lab-job-watchdog-timeout.out") + ib_line)
+    job = dict(log, id="4127", name="train", state="FAILED", nodes=["node01", "node04"], exit_code="1:0")
+    job_checks, summary = judge_job(job, hostmap={"node01": "node01", "10.0.0.4": "node04"})
+
+    nodes = slurm_nodes.parse_nodes(text("slurm", "scontrol-o-show-node-4-mixed-states.txt"))
+    partitions = slurm_nodes.parse_partitions(text("slurm", "scontrol-o-show-partition.txt"))
+    slurm_checks, slurm_data = slurm_rules.judge_cluster(nodes, partitions, {"node01": 8, "node02": 8, "node03": 8,
+                                                                             "node04": 8})
+    attempts = slurm_nodes.parse_jobcomp(text("slurm", "jobcomp-filetxt-requeue.txt"))
+    quality = _quality.indicators([r for r in attempts if r["id"] == "2"], job="2", throughput=30000,
+                                  flops_per_unit=4.2e10, gpus=8, peak_tflops=None,
+                                  usable_gpus=slurm_data["gpus_usable"], installed_gpus=slurm_data["gpus_installed"],
+                                  source="slurm")
+    remediation = {"source": "results", "order": plan["order"], "deferred": plan["deferred"], "held": plan["held"],
+                   "shared": plan["shared"], "repeat_offenders": plan["repeat_offenders"],
+                   "breaker_tripped": plan["breaker"]["tripped"], "check_mode": False}
+    run = {"id": "20261201T120000Z-diagnose", "kind": "diagnose", "started": "2026-12-01T12:00:00+00:00",
+           "finished": "2026-12-01T12:20:00+00:00", "playbook": "playbooks/diagnose.yml", "collection_version": "0.1.0",
+           "ansible_version": "2.19.14", "families": ["rdma", "job", "slurm"]}
+    return _results.build_results(run, hosts, job_checks + slurm_checks + fleet_checks + plan["checks"],
+                                  cluster_data={"job": summary, "quality": quality, "slurm": slurm_data,
+                                                "remediation": remediation})

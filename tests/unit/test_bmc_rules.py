@@ -135,7 +135,8 @@ def test_healthy_dell_r750_against_its_bill_of_materials():
     assert summarize_bmc(facts) == {
         "protocol": "redfish", "address": "10.20.1.11", "vendor": "dell", "manufacturer": "Dell Inc.",
         "model": "PowerEdge R750", "serial": "CNIVC0014M0388", "bios_version": "1.8.2", "bmc_firmware": "6.00.30.00",
-        "power_state": "On", "health": "OK"}
+        "power_state": "On", "health": "OK", "auth": None}
+    assert summarize_bmc(dict(facts, auth="basic"))["auth"] == "basic"
 
 
 @pytest.mark.parametrize("state, status, remedy, message", [

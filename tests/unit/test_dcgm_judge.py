@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, nvidia_smi
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, dcgm_health, nvidia_smi
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import REMEDIES, STATUSES
 
@@ -216,11 +216,11 @@ def health(overall, incidents):
         entity["children"]["Errors"]["children"][system] = {"overflow": [message], "value": value}
     if children:
         doc["body"]["GPU"] = {"children": children}
-    return dcgm.parse_health(json.dumps(doc))
+    return dcgm_health.parse_health(json.dumps(doc))
 
 
 def test_healthy():
-    checks = well_formed(rules.judge_dcgm_health("n", dcgm.parse_health(read(HEALTHY))))
+    checks = well_formed(rules.judge_dcgm_health("n", dcgm_health.parse_health(read(HEALTHY))))
     assert brief(checks) == [("dcgm.health.overall", "GPUs", "pass", "none")]
     assert checks[0]["message"] == "DCGM health watches report the GPUs healthy"
     assert checks[0]["evidence"] == "dcgmi health -c: Overall Health=Healthy; 0 incident(s)"

@@ -19,7 +19,7 @@ import os
 import pytest
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, dcgm_health
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fixtures", "dcgm")
 T4 = "dcgmi-diag-r3-j-tesla-t4-pass.json"
@@ -287,7 +287,7 @@ def gpu_section(entries):
 
 
 def test_healthy_capture():
-    facts = dcgm.parse_health(read(HEALTHY))
+    facts = dcgm_health.parse_health(read(HEALTHY))
     assert facts == {"overall": "Healthy", "entities": [], "incidents": [], "header": ["Health Monitor Report"],
                      "messages": []}
 
@@ -298,7 +298,7 @@ def test_failing_health_with_incidents():
         1: ("Warning", {"PCIe system": ("Warning", ["Detected more than 8 PCIe replays per minute for GPU", "1 : 13"]),
                         "Thermal system": ("Warning", ["Detected clock throttling due to thermal violation in GPU 1."])}),
     }))
-    facts = dcgm.parse_health(text)
+    facts = dcgm_health.parse_health(text)
     assert facts["overall"] == "Failure"
     assert facts["entities"] == [{"entity": "GPU 0", "gpu": 0, "health": "Failure"},
                                  {"entity": "GPU 1", "gpu": 1, "health": "Warning"}]
@@ -315,7 +315,7 @@ def test_failing_health_with_incidents():
 def test_health_warning_overall_and_unknown_words():
     messages = []
     text = failing_health("Warning", gpu_section({3: ("Degraded", {"NvSwitch F": ("Degraded", [])})}))
-    facts = dcgm.parse_health(text, warn=messages.append)
+    facts = dcgm_health.parse_health(text, warn=messages.append)
     assert facts["overall"] == "Warning"
     assert facts["incidents"] == [{"entity": "GPU 3", "gpu": 3, "system": "nvswitch_f", "system_name": "NvSwitch F",
                                    "health": "Degraded", "message": ""}]
@@ -332,13 +332,13 @@ def test_health_warning_overall_and_unknown_words():
 ])
 def test_bad_health_output(text, error, message):
     with pytest.raises(error) as info:
-        dcgm.parse_health(text)
+        dcgm_health.parse_health(text)
     assert str(info.value) == message
 
 
 def test_truncated_health_output():
     with pytest.raises(ParseError) as info:
-        dcgm.parse_health(read(HEALTHY)[:60])
+        dcgm_health.parse_health(read(HEALTHY)[:60])
     assert str(info.value).startswith("dcgmi: the JSON document of `dcgmi health -c -j` is incomplete or invalid (")
 
 

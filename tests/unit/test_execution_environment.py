@@ -19,9 +19,10 @@ BUILDER = os.path.join(os.path.dirname(sys.executable), "ansible-builder")
 RUNS = ("acceptance", "burnin", "delivery", "diagnose", "inspect", "remediate")
 
 
-def _pyproject_deps():
+def _pyproject_deps(extra=None):
     with open(os.path.join(REPO, "pyproject.toml"), "rb") as handle:
-        return tomllib.load(handle)["project"]["dependencies"]
+        project = tomllib.load(handle)["project"]
+    return project["optional-dependencies"][extra] if extra else project["dependencies"]
 
 
 def _requirements(path):
@@ -35,7 +36,8 @@ def test_ansible_builder_creates_the_build_context(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     dockerfile = (context / "Dockerfile").read_text()
-    pins = dict(dep.split("==") for dep in _pyproject_deps())
+    # ansible-runner runs the playbooks in the image (AWX) and in the integration tests: a dev extra of the project
+    pins = dict(dep.split("==") for dep in _pyproject_deps() + _pyproject_deps("dev"))
     assert 'ANSIBLE_INSTALL_REFS="ansible-core==%s ansible-runner==%s"' % (pins["ansible-core"], pins["ansible-runner"]) \
         in dockerfile
     assert 'PYCMD="/usr/bin/python3.11"' in dockerfile

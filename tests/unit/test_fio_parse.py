@@ -158,3 +158,54 @@ def test_duplicate_job_names_warn_and_keep_the_later():
     assert facts["jobs"]["seq_read"]["rw"] == "randwrite"
     assert warnings == ["fio reported job 'seq_read' more than once; the later entry (jobs[1]) is kept; use distinct "
                         "job names or group_reporting"]
+
+
+def test_fio_2_1_without_total_ios_reads_io_and_percentiles():
+    """Issue 12: fio 2.1.11 JSON (opnfv/storperf's test data) has no ``total_ios`` and its latencies in microseconds
+    under ``clat``: the job is active on read (it moved bytes) and its percentiles are read, not null. Four jobs
+    share the name ``random-read``: the later entry is kept, with a warning. Values are read from the file."""
+    text = _read("fio-2.1.11-storperf-random-read-4jobs.json")
+    raw = json.loads(text)
+    assert raw["fio version"] == "fio-2.1.11" and all("total_ios" not in job["read"] for job in raw["jobs"])
+    last = raw["jobs"][-1]
+    facts, warnings = _parse(text)
+    assert facts["fio_version"] == "fio-2.1.11" and facts["job_order"] == ["random-read"]
+    assert len(warnings) == 3 and all("reported job 'random-read' more than once" in item for item in warnings)
+    job = facts["jobs"]["random-read"]
+    assert job["active"] == ["read"] and list(job["directions"]) == ["read"]
+    percentile = last["read"]["clat"]["percentile"]
+    assert job["lat_us"] == {"p50": float(percentile["50.000000"]), "p99": float(percentile["99.000000"]),
+                             "p999": float(percentile["99.900000"])} == {"p50": 243.0, "p99": 510.0, "p999": 844.0}
+    read = job["directions"]["read"]
+    assert (read["io_bytes"], read["total_ios"], read["runtime_ms"]) == (last["read"]["io_bytes"], None,
+                                                                         last["read"]["runtime"]) == (44820, None, 2126510)
+    assert read["lat_source"] == "clat" and read["lat_mean_us"] == last["read"]["clat"]["mean"] == 255.2
+    assert job["iops"] == float(last["read"]["iops"]) == 5.0
+    assert job["bw_mib"] == round(last["read"]["bw"] / 1024.0, 3)
+    assert facts["disk_util"] == [{"name": "sda", "util_pct": raw["disk_util"][0]["util"]}]
+
+
+@pytest.mark.parametrize("edit,message", [
+    # edits of the fio 3.33 capture: numbers no fio prints
+    (lambda doc: doc["jobs"][0]["read"].update(bw=-1), "fio: jobs[0].read.bw is -1, not a possible reading"),
+    (lambda doc: doc["jobs"][0]["read"].update(iops=1e300), "fio: jobs[0].read.iops is 1e+300, not a possible reading"),
+    (lambda doc: doc["jobs"][0]["read"].update(io_bytes=float("inf")),
+     "fio: the JSON document cannot be read: Infinity is not a number JSON allows"),
+    (lambda doc: doc["jobs"][0]["read"].update(runtime=True), "fio: jobs[0].read.runtime is not a number: True"),
+])
+def test_absurd_numbers_are_parse_errors(edit, message):
+    doc = json.loads(_read("fio-3.33-tmp-libaio-seqread-randwrite.json"))
+    edit(doc)
+    with pytest.raises(ParseError) as info:
+        fio.parse_json(json.dumps(doc))
+    assert info.value.message == message
+
+
+def test_odd_latency_values_are_unreadable_not_crashes():
+    """A percentile that is NaN-free but negative or absurd (1e30 ns) reads None; the other percentiles stay."""
+    doc = json.loads(_read("fio-3.33-tmp-libaio-seqread-randwrite.json"))
+    section = doc["jobs"][0]["read"]["clat_ns"]["percentile"]
+    section["50.000000"], section["99.000000"] = -5, 1e30
+    job = fio.parse_json(json.dumps(doc))["jobs"]["seq_read"]
+    assert job["lat_us"]["p50"] is None and job["lat_us"]["p99"] is None
+    assert job["lat_us"]["p999"] == round(section["99.900000"] / 1000.0, 3)

@@ -131,7 +131,7 @@ def test_check_mode_predicts_and_runs_no_reset(tmp_path, capsys):
     assert out["changed"] is True
     assert out["msg"] == "would reset GPU 3 (0000:4E:00.0)"
     assert out["reset"] == [{"index": 3, "nvidia_smi_index": 3, "pci_bus_id": "0000:4E:00.0",
-                             "uuid": "GPU-513536b6-7d19-9063-b049-1e6966000103"}]
+                             "uuid": "GPU-51000103-7d19-9063-b049-1e6966000103"}]
     assert node.call_log() == ["-q -x", "nvlink -s"]
     assert node.faults() == [ECC_GPU3]
     assert gpu3(out["gpu"])["ecc"]["volatile_uncorrected"] == 2

@@ -99,7 +99,8 @@ def test_kpis_over_the_sequence(sequence):
         ("node02", "gpu.ecc", "r2", "r4"), ("node03", "host.reachable", "r2", "r3")]
     # [0,2) 24 of 24 GPUs healthy; [2,4) 8 + 7 + 0 (unreachable) = 15; [4,10) 8 + 7 + 8 = 23 -> (48+30+138)/240
     assert result["availability"] == {"pct": 90.0, "gpu_hours_healthy": 216.0, "gpu_hours_total": 240.0,
-                                      "span_h": 10.0, "runs": 4, "method": "time-weighted"}
+                                      "span_h": 10.0, "runs": 4, "method": "time-weighted",
+                                      "denominator": {"gpus": 24, "hosts": 3, "bom_hosts": 3}}
     # MTBF: 3 hosts x 10 h = 30 host-hours, less the hours in an episode of the class, per fault
     assert result["classes"] == [
         {"class": "gpu.ecc", "faults": 1, "open": 0, "repaired": 1, "mttr_h": 8.0, "mtbf_h": 22.0},
@@ -217,7 +218,7 @@ def test_slim_runs_give_the_same_comparison_and_kpis(sequence):
     assert small["hosts"]["node03"]["checks"][1] == full["hosts"]["node03"]["checks"][1]
     assert small["hosts"]["node08"] == {"status": "unreachable", "checks": [], "facts": {},
                                         "message": "Failed to connect to the host via ssh: Connection refused"}
-    assert small["hosts"]["node01"]["facts"] == {"gpu": {"count": 8}}
+    assert small["hosts"]["node01"]["facts"] == {"gpu": {"count": 8, "bom_count": 8}}  # seen, and the bill of materials
     assert len(json.dumps(small)) * 5 < len(json.dumps(full))
     changed = copy.deepcopy(full)
     changed["hosts"]["node03"]["checks"][1]["status"] = "pass"

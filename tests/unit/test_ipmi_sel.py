@@ -106,8 +106,15 @@ def test_severity(event, direction, severity):
 
 
 def test_empty_sel_and_garbage():
-    assert parse.parse_sel_elist("") == []
+    # ipmitool says "SEL has no entries" for an empty SEL (1.8.x writes it to stderr): only that is an empty SEL
     assert parse.parse_sel_elist("SEL has no entries\n") == []
+    assert parse.parse_sel_elist("", stderr="SEL has no entries\n") == []
+    # issue 12: an empty stdout without that line is not an empty SEL but a SEL that was not read
+    for text in ("", "\n", None):
+        with pytest.raises(ParseError) as empty:
+            parse.parse_sel_elist(text, stderr="")
+        assert empty.value.message == ("ipmitool: `ipmitool sel elist` printed nothing (read 0 lines) and not the 'SEL has "
+                                       "no entries' it prints for an empty SEL: the SEL was not read")
     seen = []
     records = parse.parse_sel_elist(read("ipmi-sim-sel-elist-faults.txt") + "not a row\n", warn=seen.append)
     assert len(records) == 4 and seen == ["ipmitool sel elist: unexpected line 'not a row'; please report"]

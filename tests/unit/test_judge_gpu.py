@@ -513,3 +513,47 @@ def test_64_nodes_of_8_gpus_yield_every_check():
         failing += sum(1 for c in checks if c["id"] == "gpu.ecc.volatile_uncorrectable" and c["status"] == "fail")
     assert total == 64 * (3 + 8 * len(rules.GPU_CHECK_IDS))
     assert failing == sum(1 for n in range(64) if n % 3)
+
+
+# -- issue 17: the skips of the memory-repair checks agree with each other and with what the GPU reports ---------------
+
+def _real_checks(name):
+    import os  # pylint: disable=import-outside-toplevel
+    from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi  # pylint: disable=import-outside-toplevel
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "nvidia-smi", name)
+    with open(path, encoding="utf-8") as handle:
+        facts = nvidia_smi.parse(handle.read())
+    checks = rules.judge_gpu("n1", facts, None)
+    first = [c["component"] for c in checks if c["id"] == "gpu.model.name"][0]
+    return [c for c in checks if c["component"] == first]
+
+
+@pytest.mark.parametrize("name, remap, pages", [
+    # A100 in MIG mode reports neither: one and the same sentence for both, no "older"/"newer" guess
+    ("q-x-a100-sxm4-80gb-mig-535.xml",
+     "GPU 1: neither row remapping nor page retirement is reported (N/A), so the memory repair state of this Ampere "
+     "GPU cannot be judged", None),
+    # Turing retires pages: only the remap checks skip, and they point at the page checks
+    ("q-x-tesla-t4-515.xml",
+     "GPU 0: row remapping is not reported (N/A); this Turing GPU retires pages instead (gpu.retired_pages.*)", "pass"),
+    # Hopper remaps rows: only the page checks skip, and they point at the remap checks
+    ("q-h100x8-535.161.08-hw-power-brake-slowdown.txt", "pass",
+     "GPU 0: page retirement is not reported (N/A); this Hopper GPU remaps rows instead (gpu.remap.*)"),
+])
+def test_memory_repair_skips_follow_what_the_gpu_reports(name, remap, pages):
+    checks = _real_checks(name)
+    remap_checks = [c for c in checks if c["id"].startswith("gpu.remap.")]
+    page_checks = [c for c in checks if c["id"].startswith("gpu.retired_pages.")]
+    assert len(remap_checks) == 3 and len(page_checks) == 2
+    if remap == "pass":
+        assert set(c["status"] for c in remap_checks) == {"pass"}
+    else:
+        assert [(c["status"], c["message"]) for c in remap_checks] == [("skip", remap)] * 3
+    if pages is None:  # the same sentence as the remap skips
+        assert [(c["status"], c["message"]) for c in page_checks] == [("skip", remap)] * 2
+    elif pages == "pass":
+        assert set(c["status"] for c in page_checks) == {"pass"}
+    else:
+        assert [(c["status"], c["message"]) for c in page_checks] == [("skip", pages)] * 2
+    texts = " ".join(c["message"] for c in checks)
+    assert "older GPUs" not in texts and "newer GPUs" not in texts

@@ -35,6 +35,16 @@ def test_failure_without_kind_keeps_rc_and_streams():
     assert checks[0]["evidence"] == "rc: 9\nstdout: NVIDIA-SMI has failed"
 
 
+def test_missing_dcgmi_gives_one_row_per_dcgmi_command_never_two_identical():
+    # issue 17: check_dcgm runs dcgm_diag and dcgm_health; with dcgmi missing both fail the same way
+    collected = {"failed": True, "error_kind": "not_found", "tool": "dcgmi",
+                 "msg": "dcgmi: not found (looked for dcgmi on PATH)"}
+    rows = judge_collected("dcgm", "n1", collected)[0] + judge_collected("dcgm_health", "n1", collected)[0]
+    assert [(c["id"], c["component"], c["expected"]) for c in rows] == [
+        ("dcgm.collect.dcgmi", "dcgmi", "dcgmi answers with readable output"),
+        ("dcgm.collect.dcgmi_health", "dcgmi health", "dcgmi health answers with readable output")]
+
+
 def test_skipped_collect_records_nothing():
     assert judge_collected("gpu", "n1", {"skipped": True}) == ([], {}, False)
 

@@ -380,7 +380,7 @@ def test_gpu_reset_refused_while_a_process_holds_the_gpu(tmp_path):
     assert state.read_text() == before
     bad = smi(wrapper, "--gpu-reset", "-i", "8")
     assert bad.returncode == 3 and b"lab nvidia-smi: --gpu-reset -i 8: the node has GPUs 0..7" in bad.stderr
-    for args in (["--gpu-reset"], ["--gpu-reset", "-i"], ["-r", "-i", "1", "-q"], ["nvlink"], ["nvlink", "-e"]):
+    for args in (["--gpu-reset"], ["--gpu-reset", "-i"], ["-r", "-i", "1", "-q"], ["nvlink"], ["nvlink", "-c"]):
         r = smi(wrapper, *args)
         assert r.returncode == 2 and b"lab nvidia-smi: unsupported arguments:" in r.stderr, args
 

@@ -8,7 +8,9 @@ series that must not); and kept in step with the suite's own rules (Xid catalog 
 from __future__ import annotations
 
 import glob
+import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -148,3 +150,64 @@ def test_every_variable_is_documented(role):
         documented.update(entry["options"])
     assert sorted(set(defaults) - documented) == []
     assert sorted(documented - set(defaults)) == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Grafana dashboards as code (roles/monitoring/files/dashboards, tasks_from: dashboards)
+
+DASHBOARDS = sorted(glob.glob(os.path.join(ROLE, "files", "dashboards", "*.json")))
+DASHBOARD_SCHEMA = os.path.join(ROLE, "files", "grafana-dashboard.schema.json")
+
+
+def _dashboard(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _schema_errors(document):
+    import jsonschema  # pylint: disable=import-outside-toplevel
+
+    with open(DASHBOARD_SCHEMA, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    return sorted(error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(document))
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=os.path.basename)
+def test_dashboards_are_valid_dashboard_json(path):
+    dashboard = _dashboard(path)
+    assert _schema_errors(dashboard) == []
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(ids) == len(set(ids))
+    cells = set()
+    for panel in dashboard["panels"]:  # panels tile the grid without overlapping
+        pos = panel["gridPos"]
+        assert pos["x"] + pos["w"] <= 24
+        area = set((x, y) for x in range(pos["x"], pos["x"] + pos["w"]) for y in range(pos["y"], pos["y"] + pos["h"]))
+        assert not area & cells, panel["title"]
+        cells |= area
+    variables = set(v["name"] for v in dashboard["templating"]["list"])
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            used = set(re.findall(r"\$(?!__)(\w+)", target["expr"])) | set(re.findall(r"\$\{(\w+)\}", panel["datasource"]["uid"]))
+            assert used <= variables, (panel["title"], used - variables)
+
+
+def test_the_schema_refuses_a_broken_dashboard():
+    broken = _dashboard(DASHBOARDS[0])
+    broken["panels"][0]["gridPos"]["w"] = 30
+    del broken["panels"][1]["targets"][0]["refId"]
+    broken["templating"]["list"][0]["type"] = "dropdown"
+    errors = _schema_errors(broken)
+    assert len(errors) == 3 and "30 is greater than the maximum of 24" in errors
+
+
+def test_every_metric_of_the_alert_rules_has_a_panel():
+    exprs = " ".join(target["expr"] for path in DASHBOARDS for panel in _dashboard(path)["panels"]
+                     for target in panel["targets"])
+    rules = render()
+    metrics = set(re.findall(r"\b(DCGM_FI_[A-Z_]+|node_[a-z_]+)\b", rules)) - {"node_exporter"}
+    assert len(metrics) >= 15
+    assert sorted(m for m in metrics if m not in exprs) == []
+    alerts = set(re.findall(r"alert: (\w+)", rules))
+    described = " ".join(panel.get("description", "") for path in DASHBOARDS for panel in _dashboard(path)["panels"])
+    assert any(alert in described for alert in alerts)

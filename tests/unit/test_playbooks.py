@@ -41,3 +41,36 @@ def test_run_playbooks_start_once_check_nodes_then_record_once(playbook):
     for play in nodes:
         assert play["strategy"] == "{{ zhisuan_strategy | default('linear') }}" or "linear" in play["strategy"]
         assert "tasks_from: start" not in yaml.safe_dump(play) and "tasks_from: record" not in yaml.safe_dump(play)
+
+
+def _tasks(play):
+    for section in ("pre_tasks", "tasks", "post_tasks"):
+        for task in play.get(section) or []:
+            yield task
+            for inner in ("block", "rescue", "always"):
+                for sub in task.get(inner) or []:
+                    yield sub
+
+
+@pytest.mark.parametrize("playbook", RUNS)
+def test_runs_choose_families_by_tag_and_never_lose_a_nodes_failure(playbook):
+    """Start and record always run (any --tags); every family's block is tagged with its family and rescued into
+    the node's error check; the plays that touch nodes record an unreachable node instead of dropping it."""
+    with open(os.path.join(REPO, "playbooks", playbook)) as handle:
+        plays = yaml.safe_load(handle)
+    text = yaml.safe_dump(plays)
+    assert "tasks_from: start" in text and "tasks_from: host" in text
+    family_blocks = 0
+    for play in plays:
+        for task in _tasks(play):
+            if "block" in task and play.get("tags") != ["always"] and task.get("tags") != ["always"]:
+                family_blocks += 1
+                assert task.get("tags"), (playbook, task["name"])
+                rescue = yaml.safe_dump(task.get("rescue"))
+                assert "tasks_from: failed" in rescue, (playbook, task["name"])
+        names = yaml.safe_dump(play)
+        if "tasks_from: record" in names and playbook != "remediate.yml":
+            assert play.get("tags") == ["always"], playbook
+        if "tasks_from: host" in names:
+            assert play.get("ignore_unreachable") is True, playbook
+    assert family_blocks >= 2, playbook

@@ -183,3 +183,11 @@ def test_new_blackwell_ultra_profiles():
     assert b300["pcie"] == {"gen_max": 6, "width_max": 16}
     assert gb300["pcie"] == {"gen_max": None, "width_max": None}
     assert b300["nvlink"] == gb300["nvlink"] == {"links": 18, "speed_gbs_per_link": 50}
+
+
+@pytest.mark.parametrize("written, meant", [
+    ("h100", "h100"), ("H100", "h100"), (" H200 ", "h200"), ("H100-NVL", "h100_nvl"), ("h100 nvl", "h100_nvl"),
+    ("GB200", "gb200"), ("h1OO", None), ("h100x", None), ("", None)])
+def test_a_profile_is_named_in_any_case(written, meant):
+    """Vendors and the README write H100; the profile files are named h100: both name the same profile."""
+    assert _profiles.resolve_profile_name(written, load_profiles()) == meant

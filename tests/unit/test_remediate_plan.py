@@ -77,8 +77,8 @@ def test_overrides_merge_key_by_key():
     ({"causes": [{"match": "xid.*"}]}, "policy: causes[0]: give 'remedy', 'mode' or both"),
     ({"causes": [{"remedy": "reboot"}]}, "policy: causes[0]: a cause is a mapping with a check id pattern in 'match'"),
     ({"act_on": ["broken"]}, "policy: act_on must be a non-empty list of fail, error, warn, got ['broken']"),
-    ({"colour": "red"}, "policy: unknown key(s) colour; known: act_on, causes, description, drain_on_ticket, limits, "
-     "remedies, schema"),
+    ({"colour": "red"}, "policy: unknown key(s) colour; known: act_on, causes, description, drain_on_ticket, escalation, "
+     "limits, remedies, schema"),
     ([], "policy must be a mapping, got list"),
 ])
 def test_bad_policies_are_named(doc, message):
@@ -218,7 +218,7 @@ def test_history_records_append_and_durations(tmp_path):
      "history record for n1 lacks cause"),
     ({"node": "n1", "run_id": "r", "time": "2026-01-01T00:00:00Z", "action": "x", "cause": "c", "outcome": "fine"},
      "history record for n1: unknown outcome 'fine' (known: repaired, failed, refused, ticket, awaiting_approval, "
-     "deferred, held, skipped, planned)"),
+     "deferred, held, skipped, planned, shared_cause)"),
     ({"node": "n1", "run_id": "r", "time": "yesterday", "action": "x", "cause": "c", "outcome": "failed"},
      "history record for n1: time: 'yesterday' is not an ISO 8601 time"),
 ])

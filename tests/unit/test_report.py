@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
@@ -22,7 +23,7 @@ from ansible_collections.zhisuan.ops.plugins.action.report import ActionModule
 from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-TEMPLATES = os.path.join(REPO, "reports", "templates")
+TEMPLATES = os.path.join(REPO, "collections", "ansible_collections", "zhisuan", "ops", "data", "templates")
 COLLECTION = os.path.join(REPO, "collections", "ansible_collections", "zhisuan", "ops")
 SCHEMA_PATH = os.path.join(COLLECTION, "data", "schema", "results-v1.json")
 
@@ -347,10 +348,11 @@ def test_junit_without_cluster_checks(results):
     assert list(suites) == ["node01", "node02", "node03"]
 
 
-def test_junit_missing_package(results, monkeypatch):
-    monkeypatch.setattr(_report, "HAS_JUNIT_XML", False)
-    with pytest.raises(_report.ReportError, match="the junit-xml Python package is required on the controller"):
-        _report.render_junit(results)
+def test_junit_needs_no_package(results, monkeypatch):
+    """JUnit XML is written directly (streamed, suite by suite): the junit-xml package is no longer needed."""
+    monkeypatch.setitem(sys.modules, "junit_xml", None)
+    root, suites = junit_suites(results)
+    assert root.get("tests") == "13" and list(suites) == ["node01", "node02", "node03", "cluster"]
 
 
 def test_write_reports(results, tmp_path):
@@ -447,8 +449,8 @@ def test_action_schema_error_names_the_path(results, tmp_path):
 
 
 def test_action_argument_errors(tmp_path):
-    with pytest.raises(AnsibleActionFail, match="missing required arguments: template_dir"):
-        run_action({"src": str(tmp_path / "results.json")})
+    with pytest.raises(AnsibleActionFail, match="missing required arguments: src"):
+        run_action({"template_dir": TEMPLATES})
     with pytest.raises(AnsibleActionFail, match="value of formats must be one or more of: html, markdown, junit"):
         run_action({"src": str(tmp_path / "results.json"), "template_dir": TEMPLATES, "formats": ["pdf"]})
 

@@ -21,7 +21,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report
 from report_samples import rich_results
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-TEMPLATES = os.path.join(REPO, "reports", "templates")
+TEMPLATES = os.path.join(REPO, "collections", "ansible_collections", "zhisuan", "ops", "data", "templates")
 JUNIT_XSD = os.path.join(REPO, "tests", "fixtures", "junit", "junit-10.xsd")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 # LAB-NOTES "fio and Chromium": the flags that run headless Chromium as root in a container, quietly

@@ -24,7 +24,7 @@ from report_samples import RDMA_GBPS, nccl_points, rich_results
 from test_report import parse_html
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-TEMPLATES = os.path.join(REPO, "reports", "templates")
+TEMPLATES = os.path.join(REPO, "collections", "ansible_collections", "zhisuan", "ops", "data", "templates")
 SCHEMA_PATH = os.path.join(REPO, "collections", "ansible_collections", "zhisuan", "ops", "data", "schema", "results-v1.json")
 
 

@@ -137,3 +137,15 @@ def test_merge_refuses_overlapping_slices_and_mixed_kinds():
     with pytest.raises(ValueError) as exc:
         _results.merge_results([one, other])
     assert str(exc.value) == "cannot merge runs of different kinds: acceptance, inspect"
+
+
+def test_a_partial_record_is_schema_valid_and_its_flag_typed():
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import build_results, host_record, validate
+
+    run = {"id": "r", "kind": "inspect", "started": "2026-12-01T10:00:00+00:00", "finished": "2026-12-01T10:01:00+00:00",
+           "playbook": "p", "collection_version": "0.1.0", "ansible_version": "2.19", "hosts_total": 1,
+           "partial": True, "partial_reason": "the run was interrupted (SIGINT) before its record was written"}
+    document = build_results(run, {"n1": host_record("n1", [], message="no check was kept")})
+    assert validate(document) == []
+    document["run"]["partial"] = "yes"
+    assert any("partial" in problem for problem in validate(document))

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound, ToolTimeout
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ToolNotFound, ToolTimeout
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, clip, first_line, run, tool_failed
 
 
 def _script(tmp_path, name, body):
@@ -108,3 +108,37 @@ def test_cwd_is_the_programs_not_ours(tmp_path):
     before = os.getcwd()
     assert run([prog], timeout=5, cwd=str(work)).stdout == "%s\n" % work
     assert os.getcwd() == before
+
+
+def test_clip_keeps_the_head_or_the_tail_and_says_how_much_was_cut():
+    text = "a" * 1500 + "b" * 1500
+    assert clip(text) == "a" * 1500 + "b" * 500 + "\n[... 1000 more characters]"
+    assert clip(text, tail=True) == "[... 1000 characters before]\n" + "a" * 500 + "b" * 1500
+    assert clip("short") == "short" and clip(None) is None
+    assert clip("abcdef", keep=4) == "abcd\n[... 2 more characters]"
+
+
+def test_first_line_is_the_first_non_blank_line_of_the_first_text_that_has_one():
+    assert first_line("\n  \n", None, "  \n second stream \nmore") == "second stream"
+    assert first_line("", None) == "no output"
+
+
+def test_tool_failed_is_built_from_the_run_with_clipped_streams(tmp_path):
+    prog = _script(tmp_path, "noisy", 'printf "%03000d" 0; echo " late reason" >&2; exit 3\n')
+    result = run([prog, "--x"], timeout=5, ok_rcs=None)
+    err = tool_failed(result, "fio")
+    assert isinstance(err, ToolFailed)
+    assert (str(err), err.cmd, err.rc) == ("fio: exited with rc 3: late reason", [prog, "--x"], 3)
+    assert err.stdout == "0" * 2000 + "\n[... 1000 more characters]" and err.stderr == " late reason\n"
+    tail = tool_failed(result, "ib_write_bw", "exited with rc 3", tail=True, error=ParseError)
+    assert (type(tail), str(tail)) == (ParseError, "ib_write_bw: exited with rc 3")
+    assert tail.stdout == "[... 1000 characters before]\n" + "0" * 2000
+    assert tool_failed(result).tool == "noisy"
+
+
+def test_attach_gives_a_parse_error_the_run_it_came_from(tmp_path):
+    prog = _script(tmp_path, "half", 'echo "{ not json"\n')
+    result = run([prog], timeout=5)
+    err = attach(ParseError("fio", "no JSON report"), result)
+    assert err.as_dict() == {"error_kind": "unparsable", "tool": "fio", "msg": "fio: no JSON report", "cmd": [prog], "rc": 0,
+                             "stdout": "{ not json\n", "stderr": ""}

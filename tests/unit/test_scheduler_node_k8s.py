@@ -137,3 +137,14 @@ def test_workload_pods_bad():
     with pytest.raises(ParseError) as info:
         k8s.workload_pods('{"kind": "List"}')
     assert info.value.message == "kubectl: 'kubectl get pods -o json' output has no 'items' list"
+
+
+def test_check_mode_diff_predicts_the_drained_node(cluster, capsys):
+    code, out = run(cluster, capsys, check_mode=True, name="gpu01", state="drained", reason="x")
+    assert code == 0 and writes(cluster) == []
+    assert (out["diff"]["before"]["state"], out["diff"]["before"]["jobs_running"]) == ("ready", 1)
+    after = out["diff"]["after"]
+    assert (after["state"], after["drain"], after["reason"], after["jobs_running"]) == ("draining", True, "zhisuan: x", 1)
+    code, out = run(cluster, capsys, check_mode=True, name="gpu01", state="drained", reason="x", wait_drained=True)
+    assert (out["diff"]["after"]["state"], out["diff"]["after"]["jobs_running"]) == ("drained", 0)
+    assert writes(cluster) == []

@@ -207,3 +207,23 @@ def test_missing_scontrol(lab, capsys, tmp_path):
     code, out = run(lab, capsys, name="node10", scontrol_path=str(tmp_path / "scontrol"))
     assert code == 1 and out["error_kind"] == "not_found"
     assert out["msg"] == "scontrol: not found at %s" % (tmp_path / "scontrol")
+
+
+def test_check_mode_diff_shows_the_state_the_change_would_leave(lab, capsys):
+    code, out = run(lab, capsys, check_mode=True, name="node09", state="drained", reason="gpu.ecc (run r2)")
+    before, after = out["diff"]["before"], out["diff"]["after"]
+    assert code == 0 and out["changed"] is True and show(lab, "node09") == ("IDLE", None)
+    assert (before["state"], before["drain"], before["reason"]) == ("idle", False, None)
+    assert (after["state"], after["drain"], after["reason"], after["drained_by_us"]) == (
+        "drained", True, "zhisuan: gpu.ecc (run r2)", True)
+    assert out["node"] == before
+
+    run(lab, capsys, name="node09", state="drained", reason="gpu.ecc (run r2)")
+    code, out = run(lab, capsys, check_mode=True, name="node09", state="resumed")
+    before, after = out["diff"]["before"], out["diff"]["after"]
+    assert code == 0 and out["changed"] is True and show(lab, "node09") == ("IDLE+DRAIN", "zhisuan: gpu.ecc (run r2)")
+    assert (before["state"], before["drained_by_us"]) == ("drained", True)
+    assert (after["state"], after["drain"], after["reason"], after["reason_user"], after["drained_by_us"]) == (
+        "idle", False, None, None, False)
+    code, out = run(lab, capsys, name="node09", state="resumed")
+    assert code == 0 and out["node"]["state"] == "idle" and show(lab, "node09") == ("IDLE", None)

@@ -6,6 +6,7 @@ and the drain/resume decision of _sched/common.py on the nodes they read."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -160,6 +161,63 @@ def test_sinfo_json(utc):
     assert (nodes["node03"]["reason_user"], nodes["node03"]["reason_time"]) == ("root", "2026-11-30T23:00:38")
     assert nodes["node02"]["reason"] is None and nodes["node02"]["reason_time"] is None
     assert nodes["node03"]["cpus_alloc"] == 1
+
+
+def test_sinfo_json_slurm_23_02_data_parser_v0039():
+    """Issue 12: Slurm 23.02's ``sinfo --json`` (data_parser v0.0.39: a ``sinfo`` list of node groups, the state as a
+    list) from rivosinc/prometheus-slurm-exporter's fixtures; every value below is read from the file."""
+    text = read("sinfo-json-23.02.5-dataparser-v0.0.39.json")
+    doc = json.loads(text)
+    assert doc["meta"]["Slurm"]["release"] == "23.02.5" and doc["meta"]["plugins"]["data_parser"] == "data_parser/v0.0.39"
+    nodes = slurm.parse_sinfo_json(text)
+    assert sorted(nodes) == doc["sinfo"][0]["nodes"]["nodes"] == ["localhost"]
+    node = nodes["localhost"]
+    assert (node["raw_state"], node["state"], node["drain"], node["down"], node["responding"]) == (
+        "ALLOCATED", "allocated", False, False, True)
+    assert node["partitions"] == [doc["sinfo"][0]["partition"]["name"]] == ["debug"]
+    assert node["cpus_alloc"] == doc["sinfo"][0]["cpus"]["allocated"] == 1
+    assert (node["reason"], node["reason_user"], node["reason_time"], node["gres"]) == (None, None, None, None)
+
+
+def test_sinfo_json_slurm_23_02_node_in_two_partitions():
+    """The same node listed once per partition by ``sinfo -N --json`` (23.02.4): one node, both partitions."""
+    text = read("sinfo-json-23.02.4-dataparser-v0.0.39-two-partitions.json")
+    doc = json.loads(text)
+    assert [entry["nodes"]["nodes"] for entry in doc["sinfo"]] == [["cs11"], ["cs11"]]
+    nodes = slurm.parse_sinfo_json(text)
+    assert list(nodes) == ["cs11"]
+    assert nodes["cs11"]["partitions"] == [entry["partition"]["name"] for entry in doc["sinfo"]] == ["hw", "hw-h"]
+    assert (nodes["cs11"]["state"], nodes["cs11"]["cpus_alloc"]) == ("mixed", 54)
+
+
+@pytest.mark.parametrize("edit,message", [
+    # edits of the 23.02.5 capture: the damage a sinfo JSON reader must name instead of crashing on
+    (lambda doc: doc["sinfo"][0]["node"].update(state=[]),
+     "sinfo: an entry of 'sinfo --json' has no node names or no node state: "),
+    (lambda doc: doc["sinfo"][0].update(nodes={"nodes": "localhost"}),
+     "sinfo: an entry of 'sinfo --json' has no node names or no node state: "),
+    (lambda doc: doc["sinfo"][0]["node"].update(state=["IDLE?"]), "sinfo: node localhost: unknown node state 'IDLE?'"),
+    (lambda doc: doc.update(sinfo=[]), "sinfo: 'sinfo --json' lists no node (read 0 nodes)"),
+    (lambda doc: doc["sinfo"].append(7), "sinfo: an entry of 'sinfo --json' is not an object: 7"),
+])
+def test_sinfo_json_23_02_damaged(edit, message):
+    doc = json.loads(read("sinfo-json-23.02.5-dataparser-v0.0.39.json"))
+    edit(doc)
+    with pytest.raises(ParseError) as info:
+        slurm.parse_sinfo_json(json.dumps(doc))
+    assert info.value.message.startswith(message)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "sinfo: 'sinfo --json' output is not JSON: empty output (read 0 lines)"),
+    ('{"nodes": [' * 100 + "]}" * 100, "sinfo: 'sinfo --json' output is not JSON: nested deeper than 64 levels"),
+    ('{"nodes": [{"name": "n1", "state": "idle", "alloc_cpus": NaN}]}',
+     "sinfo: 'sinfo --json' output is not JSON: NaN is not a number JSON allows"),
+])
+def test_sinfo_json_empty_deep_nan(text, message):
+    with pytest.raises(ParseError) as info:
+        slurm.parse_sinfo_json(text)
+    assert info.value.message == message
 
 
 @pytest.mark.parametrize("text,message", [

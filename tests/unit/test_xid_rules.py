@@ -214,7 +214,10 @@ def test_79_power_cycles_through_the_bmc(h100):
 def test_79_on_a_gpu_nvidia_smi_no_longer_lists(h100):
     check = judge(line(79, bus="4e"), gpu_facts=h100)[1]
     assert check["component"] == "GPU at 0000:4E:00.0 (not listed by nvidia-smi)"
-    assert "nvidia-smi no longer lists this GPU" in check["message"]
+    assert check["message"].count("nvidia-smi no longer lists") == 1
+    assert check["message"].endswith("; nvidia-smi no longer lists this GPU. "
+                                     "Drain, power-cycle through the BMC (Redfish/IPMI), re-verify; RMA on recurrence.")
+    assert "; Drain" not in check["message"]
 
 
 @pytest.mark.parametrize("code, status, remedy, bucket", [

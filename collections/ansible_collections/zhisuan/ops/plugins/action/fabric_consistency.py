@@ -10,7 +10,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._cabling import cabling_map
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric import judge_fabric_consistency
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import ib_cabling_map, judge_ib_cabling
+from ansible_collections.zhisuan.ops.plugins.module_utils._net.iblinkinfo import fabric_facts
 
 
 def load_plan(path):
@@ -28,11 +31,35 @@ def load_plan(path):
     return plan
 
 
+def load_fabric_view(path):
+    """The ``ib_fabric`` facts from an ``iblinkinfo`` output file on the controller; read errors are kept."""
+    try:
+        with open(path) as handle:
+            text = handle.read()
+    except (IOError, OSError) as exc:
+        return {"links": [], "error": "iblinkinfo: cannot read %s: %s" % (path, exc)}
+    try:
+        facts = fabric_facts(text)
+    except ZhisuanError as exc:
+        return {"links": [], "error": "%s (file %s)" % (exc.message, path)}
+    facts["error"] = None
+    return facts
+
+
+def fabric_view(facts):
+    """The first ``ib_fabric`` found in the hosts' net facts (the view is global: one node collects it), or None."""
+    for host in sorted(facts):
+        view = facts[host].get("ib_fabric")
+        if isinstance(view, dict):
+            return view
+    return None
+
+
 class ActionModule(ActionBase):
     """Fabric consistency across the play's hosts, on the controller: reads each host's net facts from hostvars."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan"))
+    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan", "iblinkinfo"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -41,6 +68,7 @@ class ActionModule(ActionBase):
             hosts=dict(type="list", elements="str"),
             facts_var=dict(type="str", default="check_net_facts"),
             plan=dict(type="path"),
+            iblinkinfo=dict(type="path"),
         ))
         task_vars = task_vars or {}
         hosts = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts_all") or []
@@ -53,5 +81,10 @@ class ActionModule(ActionBase):
         plan = load_plan(args["plan"])
         cluster_checks, host_checks = judge_fabric_consistency(facts, plan)
         data = {"fabric": {"cabling": cabling_map(facts, plan)}} if plan.get("links") else {}
+        view = load_fabric_view(args["iblinkinfo"]) if args["iblinkinfo"] else fabric_view(facts)
+        for host, checks in sorted(judge_ib_cabling(view, plan).items()):
+            host_checks.setdefault(host, []).extend(checks)
+        if view is not None and plan.get("links"):
+            data["fabric"]["cabling"]["links"].extend(ib_cabling_map(view, plan))
         result.update(changed=False, cluster_checks=cluster_checks, host_checks=host_checks, cluster_data=data)
         return result

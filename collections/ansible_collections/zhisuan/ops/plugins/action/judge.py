@@ -12,9 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import bios_names
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, Context, judge_collected
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
 
 
 class ActionModule(ActionBase):
@@ -23,7 +21,6 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("family", "collected", "profile", "profile_overrides", "profiles_dir", "expected",
                              "thresholds", "gpu_facts", "xid_catalog_overrides", "context"))
-    _profile_cache = {}
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -40,29 +37,16 @@ class ActionModule(ActionBase):
             xid_catalog_overrides=dict(type="raw"),
             context=dict(type="dict", default={}),
         ))
-        key = args["profiles_dir"] or ""
-        if key not in self._profile_cache:
-            try:
-                self._profile_cache[key] = load_profiles(args["profiles_dir"])
-            except ValueError as exc:
-                raise AnsibleActionFail("zhisuan.ops.judge: %s" % exc)
-        profiles = self._profile_cache[key]
-        if args["profile"] and args["profile"] not in profiles:
-            raise AnsibleActionFail("zhisuan.ops.judge: unknown GPU profile %r (known: %s)"
-                                    % (args["profile"], ", ".join(sorted(profiles))))
         host = task_vars.get("inventory_hostname", "unknown")
-        extra = dict(args["context"])
-        if args["family"] == "baseline" and extra.get("bios_expected"):
-            extra["bios_names"] = self._bios_names(extra.get("vendor"))
-        if args["family"] == "xid":
-            try:
-                extra["xid_catalog"] = load_catalog(overrides=args["xid_catalog_overrides"] or None)
-            except ValueError as exc:
-                raise AnsibleActionFail("zhisuan.ops.judge: %s" % exc)
-        ctx = Context(profiles=profiles, profile_name=args["profile"], expected=args["expected"],
-                      thresholds=args["thresholds"], overrides=args["profile_overrides"], gpu_facts=args["gpu_facts"],
-                      extra=extra)
-        checks, summary, unreachable = judge_collected(args["family"], host, args["collected"], ctx)
+        try:
+            checks, summary, unreachable = judge_family(
+                args["family"], host, args["collected"], profile=args["profile"],
+                profile_overrides=args["profile_overrides"], profiles_dir=args["profiles_dir"],
+                expected=args["expected"], thresholds=args["thresholds"], gpu_facts=args["gpu_facts"],
+                xid_catalog_overrides=args["xid_catalog_overrides"], context=args["context"],
+                bios_names=self._bios_names)
+        except ValueError as exc:
+            raise AnsibleActionFail("zhisuan.ops.judge: %s" % exc)
         result.update(changed=False, checks=checks, summary=summary, host_unreachable=unreachable)
         return result
 

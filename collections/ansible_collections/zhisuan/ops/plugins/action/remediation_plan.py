@@ -13,6 +13,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import worst_status
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import FleetError, judge_fleet, placement, shared_causes
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history as remediation_history
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.plan import make_plan
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import PolicyError, normalize
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
@@ -25,7 +27,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("results", "hosts", "checks", "unreachable", "policy_file", "policy", "scheduler", "fleet", "approved",
-                             "batch_size", "only"))
+                             "batch_size", "only", "history_dir", "cabling_plan", "fleet_thresholds"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -42,6 +44,9 @@ class ActionModule(ActionBase):
             approved=dict(type="list", elements="str", default=[]),
             batch_size=dict(type="int", default=1),
             only=dict(type="list", elements="str"),
+            history_dir=dict(type="path"),
+            cabling_plan=dict(type="path"),
+            fleet_thresholds=dict(type="dict", default={}),
         ), mutually_exclusive=[("results", "hosts", "checks")], required_one_of=[("results", "hosts", "checks")])
         source = {"path": args["results"], "run_id": None, "kind": None, "started": None, "finished": None}
         if args["results"]:
@@ -66,11 +71,48 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("zhisuan.ops.remediation_plan: cannot read the policy file %s: %s" % (policy_file, exc))
         except PolicyError as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s: %s" % (policy_file, exc))
+        records = []
+        if args["history_dir"]:
+            warnings = []
+            records = remediation_history.read(os.path.join(args["history_dir"], remediation_history.FILE_NAME),
+                                               warn=warnings.append)
+            for warning in warnings:
+                self._display.warning("zhisuan.ops.remediation_plan: history %s" % warning)
+        where = placement(self._host_vars(hosts, task_vars), self._read_plan(args["cabling_plan"]))
+        try:
+            shared = shared_causes(hosts, where, args["fleet_thresholds"])
+            fleet_checks = judge_fleet(hosts, where, args["fleet_thresholds"])
+        except FleetError as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s" % exc)
         plan = make_plan(hosts, policy, scheduler=args["scheduler"], fleet=args["fleet"] or len(hosts),
-                         approved=args["approved"], batch_size=args["batch_size"], only=args["only"])
-        result.update(changed=False, plan=plan, order=plan["order"], checks=plan["checks"], source=source,
-                      policy=policy, policy_file=os.path.abspath(policy_file))
+                         approved=args["approved"], batch_size=args["batch_size"], only=args["only"],
+                         history=records, shared=shared)
+        result.update(changed=False, plan=plan, order=plan["order"], checks=fleet_checks + plan["checks"],
+                      source=source, policy=policy, policy_file=os.path.abspath(policy_file))
         return result
+
+    @staticmethod
+    def _host_vars(hosts, task_vars):
+        """Where each node sits, from the inventory: zhisuan_rack and zhisuan_pdu of each host."""
+        hostvars = (task_vars or {}).get("hostvars") or {}
+        out = {}
+        for name in hosts:
+            if name in hostvars:
+                variables = hostvars[name]
+                out[name] = dict((key, variables.get(key)) for key in ("zhisuan_rack", "zhisuan_pdu"))
+            else:
+                out[name] = {}
+        return out
+
+    @staticmethod
+    def _read_plan(path):
+        if not path:
+            return None
+        try:
+            with open(path) as handle:
+                return yaml.safe_load(handle)
+        except (IOError, OSError, yaml.YAMLError) as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: cannot read the cabling plan %s: %s" % (path, exc))
 
     @staticmethod
     def _read_results(path):

@@ -18,22 +18,22 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import hist
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import HistoryError, load_history, store_run
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     FORMATS,
+    LANGUAGES,
+    SCHEMA_PATH,
     ReportError,
+    commit_reports,
     load_results,
-    plan_reports,
+    stage_reports,
     validate_results,
     verdict_summary,
-    write_plan,
 )
-
-SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "data", "schema",
-                           "results-v1.json")
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
     "dest": {"type": "path"},
     "formats": {"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
-    "template_dir": {"type": "path", "required": True},
+    "template_dir": {"type": "path"},
+    "language": {"type": "str", "choices": list(LANGUAGES), "default": "en"},
     "history_dir": {"type": "path"},
     "remediation_log": {"type": "path"},
 }
@@ -59,17 +59,19 @@ class ActionModule(ActionBase):
         warnings = []
         try:
             results = load_results(src)
-            warnings = validate_results(results, os.path.normpath(SCHEMA_PATH), source=src)
+            warnings = validate_results(results, SCHEMA_PATH, source=src)
             if history_dir:
                 if not self._task.check_mode:
-                    kept = store_run(history_dir, results)
-                history = load_history(history_dir, warn=warnings.append)
+                    kept = store_run(history_dir, results, src=src)
+                history = load_history(history_dir, warn=warnings.append, current=None if kept is None else results)
                 log = args["remediation_log"] or os.path.join(history_dir, "remediation.jsonl")
                 remediation = remediation_history.read(log, warn=warnings.append)
-            plan, view = plan_reports(results, dest, args["formats"], os.path.abspath(args["template_dir"]),
-                                      history=history, remediation=remediation, with_view=True)
+            template_dir = os.path.abspath(args["template_dir"]) if args["template_dir"] else None
+            plan, view = stage_reports(results, dest, args["formats"], template_dir, history=history,
+                                       remediation=remediation, check_mode=self._task.check_mode,
+                                       language=args["language"])
             if not self._task.check_mode:
-                write_plan(plan, dest)
+                commit_reports(plan, dest)
             verdict, summary = verdict_summary(results, view)
         except (ReportError, HistoryError) as exc:
             raise AnsibleActionFail(to_native(exc))
@@ -79,9 +81,11 @@ class ActionModule(ActionBase):
         if warnings:
             result["warnings"] = result.get("warnings", []) + warnings
         result.update(
-            changed=any(changed for dummy_fmt, dummy_path, dummy_text, changed in plan) or bool(kept and kept[1]),
-            paths=dict((fmt, path) for fmt, path, dummy_text, dummy_changed in plan),
+            changed=any(changed for dummy_fmt, dummy_path, dummy_tmp, changed in plan) or bool(kept and kept[1]),
+            paths=dict((fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan),
             verdict=verdict,
+            verdict_text=view["verdict"]["text"],
+            verdict_detail=view["verdict"]["detail"],
             summary=summary,
             src=src,
             dest=dest,

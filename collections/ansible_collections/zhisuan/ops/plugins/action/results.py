@@ -12,32 +12,22 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.release import __version__ as ansible_version
 
+import yaml
+
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import judge_fleet_baseline
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import FleetError, judge_fleet, placement
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import asset_rows, to_csv
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     atomic_write,
     build_results,
+    collection_version,
+    host_inputs,
     host_record,
     summary_lines,
     validate,
     write_results,
 )
-
-_COLLECTION_ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-
-
-def _collection_version():
-    for name in ("MANIFEST.json", "galaxy.yml"):
-        path = os.path.join(_COLLECTION_ROOT, name)
-        if not os.path.exists(path):
-            continue
-        with open(path) as handle:
-            for line in handle:
-                stripped = line.strip().strip(",")
-                if stripped.startswith(("version:", '"version":')):
-                    return stripped.split(":", 1)[1].strip().strip('"')
-    return "unknown"
 
 
 def _fleet_baseline(hosts):
@@ -57,6 +47,25 @@ def _fleet_baseline(hosts):
                 check["message"] = "%s nodes: %s" % (model, check["message"])
             checks.append(check)
     return checks
+
+
+def _shared_components(hosts, host_vars, plan_path, thresholds, display):
+    """The fleet.shared.<kind>.<name> fail checks of the run (docs/fleet.md): only the components found, so a run
+    with nothing to localise keeps its cluster checks as they were."""
+    plan = None
+    if plan_path:
+        try:
+            with open(plan_path) as handle:
+                plan = yaml.safe_load(handle)
+        except (IOError, OSError, yaml.YAMLError) as exc:
+            display.warning("zhisuan.ops.results: cannot read the cabling plan %s for the shared-component checks: %s"
+                            % (plan_path, exc))
+    try:
+        checks = judge_fleet(hosts, placement(host_vars, plan), thresholds)
+    except FleetError as exc:
+        display.warning("zhisuan.ops.results: %s" % exc)
+        return []
+    return [check for check in checks if check["status"] == "fail"]
 
 
 class ActionModule(ActionBase):
@@ -87,17 +96,17 @@ class ActionModule(ActionBase):
         hostvars = task_vars["hostvars"]
         hosts = {}
         asset_vars = {}
+        cabling_plan = fleet_thresholds = None
         for name in sorted(hostvars.keys()):
             host_vars = hostvars[name]
             if not host_vars.get("results_targeted"):
                 continue
-            asset_vars[name] = dict((key, host_vars.get(key)) for key in ("zhisuan_rack", "zhisuan_u", "bmc_address"))
-            hosts[name] = host_record(
-                name,
-                host_vars.get("results_checks") or [],
-                facts=host_vars.get("results_host_facts") or {},
-                unreachable=bool(host_vars.get("results_unreachable")),
-            )
+            asset_vars[name] = dict((key, host_vars.get(key)) for key in ("zhisuan_rack", "zhisuan_u", "bmc_address",
+                                                                          "zhisuan_pdu"))
+            cabling_plan = cabling_plan or host_vars.get("zhisuan_cabling_plan")
+            fleet_thresholds = fleet_thresholds or (host_vars.get("zhisuan_thresholds") or {}).get("fleet")
+            checks, facts, unreachable = host_inputs(host_vars, args["run_id"])
+            hosts[name] = host_record(name, checks, facts=facts, unreachable=unreachable)
             location = dict((key, host_vars.get("zhisuan_" + key)) for key in ("rack", "u")
                             if host_vars.get("zhisuan_" + key) is not None)
             if location:
@@ -111,7 +120,7 @@ class ActionModule(ActionBase):
             "started": args["started"],
             "finished": finished,
             "playbook": args["playbook"],
-            "collection_version": _collection_version(),
+            "collection_version": collection_version(),
             "ansible_version": ansible_version,
             "hosts_total": len(hosts),
             "families": args["families"],
@@ -119,6 +128,7 @@ class ActionModule(ActionBase):
         cluster_checks = list(args["cluster_checks"])
         if args["fleet_baseline"]:
             cluster_checks += _fleet_baseline(hosts)
+        cluster_checks += _shared_components(hosts, asset_vars, cabling_plan, fleet_thresholds, self._display)
         document = build_results(run, hosts, cluster_checks, cluster_data=args["cluster_data"])
         problems = validate(document)
         if problems:

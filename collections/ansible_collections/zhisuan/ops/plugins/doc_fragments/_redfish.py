@@ -33,19 +33,24 @@ options:
     type: str
   bmc_port:
     description:
-      - TCP port of the Redfish service, when not the scheme's default (443 for https).
-      - Overrides a port given in O(bmc_address).
+      - TCP port of the Redfish service, when not the scheme's default (443 for https) or the port written in
+        O(bmc_address).
+      - When set, it wins over a port given in O(bmc_address); leave it unset to use the address's own port.
     type: int
   auth:
     description:
+      - V(auto) (the default) tries a session as V(session) does; when the service root lists no
+        C(SessionService), the service refuses to create sessions (HTTP 404, 405 or 501) or creates one without
+        returning an C(X-Auth-Token), it falls back to basic authentication and says so in a warning. Wrong
+        credentials are an error in every mode, never a fallback.
       - V(session) logs in once (C(POST) to the service's session collection), sends the C(X-Auth-Token) it gets
-        on every request and deletes the session at the end of the task.
-      - When the service root lists no C(SessionService), or the service refuses to create sessions (HTTP 404, 405
-        or 501), the task falls back to basic authentication and says so in a warning.
+        on every request and deletes the session at the end of the task; a service without usable sessions is an
+        error (V(auth_failed)).
       - V(basic) sends the credentials on every request (HTTP basic authentication).
+      - M(zhisuan.ops.redfish_info) reports the scheme used as C(bmc.auth).
     type: str
-    choices: [basic, session]
-    default: session
+    choices: [auto, basic, session]
+    default: auto
   validate_certs:
     description:
       - Check the BMC's TLS certificate. BMCs ship self-signed certificates; give their CA in O(ca_path) rather than
@@ -67,7 +72,9 @@ notes:
     three times with a growing pause (1, 2, 4 s, or the service's C(Retry-After)); a C(POST) or C(PATCH) is retried
     only when the connection was refused, so an action is never sent twice.
   - Collections are read page by page (C(Members@odata.nextLink)), with C($expand=.($levels=1)) where the service
-    root advertises it, and a member listed twice is read once.
+    root advertises it, and a member listed twice is read once. When an expanded GET fails (HTTP 400, 404, 405, 406,
+    500 or 501) or lists no C(Members), the collection is read member by member and C($expand) is not used again in
+    that task; a warning says so.
   - The vendor is detected from the service root and the systems, and vendor differences (where GPUs, the SEL and
     pending BIOS settings are; how a power cycle is done) are handled by one adapter per vendor, reported as
     C(vendor) (C(generic), C(nvidia), C(dell), C(supermicro), C(hpe), C(lenovo), C(inspur)).

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import DEFAULT_TIMEOUT
+
+# AnsibleModule's keywords for combinations of options, passed on by run_module.
+CHECK_KEYWORDS = ("mutually_exclusive", "required_together", "required_one_of", "required_if", "required_by")
 
 # Mirrored 1:1 by plugins/doc_fragments/_tool.py.
 TOOL_ARGSPEC = {
@@ -20,22 +23,40 @@ TOOL_ARGSPEC = {
 }
 
 
-def run_module(argument_spec, runner, supports_check_mode=True, shared=(TOOL_ARGSPEC,)):
+def run_module(argument_spec, runner, supports_check_mode=True, shared=(TOOL_ARGSPEC,), **checks):
     """Build the AnsibleModule, call ``runner(module) -> dict`` and exit.
 
+    ``checks`` are AnsibleModule's own keywords for combinations of options (``required_if``,
+    ``mutually_exclusive``, ``required_one_of``, ``required_together``, ``required_by``): declare them here rather
+    than re-checking them in the runner.
+
     A ``ZhisuanError`` from anywhere below becomes ``fail_json`` with ``msg``, ``error_kind``, ``tool`` and, for
-    commands, ``cmd``/``rc``/``stdout``/``stderr``. Anything else is a bug and keeps its traceback.
+    commands, ``cmd``/``rc``/``stdout``/``stderr``, over what the error carries in ``result`` (changed, diff, ...).
+    Anything else is a bug and keeps its traceback.
     """
+    unknown = sorted(set(checks) - set(CHECK_KEYWORDS))
+    if unknown:
+        raise TypeError("run_module() got unknown keyword(s) %s; known: %s" % (", ".join(unknown), ", ".join(CHECK_KEYWORDS)))
     spec = {}
     for part in shared:
         spec.update(part)
     spec.update(argument_spec)
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=supports_check_mode)
-    if module.params.get("timeout") is not None and module.params["timeout"] <= 0:
-        module.fail_json(msg="timeout must be a positive number of seconds, got %s" % module.params["timeout"])
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=supports_check_mode, **checks)
     try:
+        if module.params.get("timeout") is not None and module.params["timeout"] <= 0:
+            raise OptionError("timeout", "timeout must be a positive number of seconds, got %s" % module.params["timeout"])
         result = runner(module)
     except ZhisuanError as exc:
-        module.fail_json(**exc.as_dict())
+        failure = dict(exc.result or {})
+        failure.update(exc.as_dict())
+        module.fail_json(**failure)
     result.setdefault("changed", False)
     module.exit_json(**result)
+
+
+def positive(params, key):
+    """``params[key]`` when it is a positive number (or None); raises OptionError naming the option otherwise."""
+    value = params.get(key)
+    if value is not None and value <= 0:
+        raise OptionError(key, "%s must be a positive number of seconds, got %s" % (key, value))
+    return value

@@ -15,8 +15,18 @@ import socket
 import struct
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCAuthError, BMCError, ZhisuanError
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
+    BMCAuthError, BMCError, MissingLibrary, OptionError, ZhisuanError,
+)
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import RedfishClient
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import text
+
+try:
+    import netaddr
+except ImportError:  # reported by expand() as a MissingLibrary error
+    netaddr = None
 
 # RMCP header (version 6, reserved, sequence 0xFF = no ACK, class 6 = ASF) + ASF Presence Ping (IANA 4542, type
 # 0x80, tag, reserved, data length 0): DMTF ASF 2.0 (DSP0136) section 3.2.4.
@@ -78,24 +88,53 @@ def probe_redfish(address, port, timeout, username=None, password=None, validate
         return found
     if not isinstance(root, dict) or "@odata.id" not in root and "RedfishVersion" not in root:
         return None
-    found["vendor"] = root.get("Vendor")
-    found["model"] = root.get("Product")
-    found["redfish_version"] = root.get("RedfishVersion")
+    found["vendor"] = text(root.get("Vendor"))
+    found["model"] = text(root.get("Product"))
+    found["redfish_version"] = text(root.get("RedfishVersion"))
     if username is None:
         return found
     try:
         systems = client.request("GET", "/redfish/v1/Systems").data.get("Members") or []
         if systems:
             system = client.request("GET", systems[0]["@odata.id"]).data
-            found["vendor"] = system.get("Manufacturer") or found["vendor"]
-            found["model"] = system.get("Model") or found["model"]
-            found["serial"] = system.get("SerialNumber")
+            found["vendor"] = text(system.get("Manufacturer")) or found["vendor"]
+            found["model"] = text(system.get("Model")) or found["model"]
+            found["serial"] = text(system.get("SerialNumber"))
         found["auth"] = "ok"
     except BMCAuthError:
         found["auth"] = "failed"
     except (BMCError, KeyError, TypeError, AttributeError):
         found["auth"] = "unreadable"
     return found
+
+
+def expand(cidrs, max_addresses):
+    """The host addresses of ``cidrs`` (ranges such as ``10.0.0.0/24`` or single addresses), in order; at most
+    ``max_addresses`` of them. Raises OptionError for a range that is not one or that would pass the limit."""
+    if netaddr is None:
+        raise MissingLibrary("netaddr", missing_required_lib("netaddr"))
+    addresses = []
+    for cidr in cidrs:
+        try:
+            network = netaddr.IPNetwork(cidr)
+        except (netaddr.AddrFormatError, ValueError) as exc:
+            raise OptionError("cidr", "bmc_discover: %r is not an address range: %s" % (cidr, exc))
+        if network.size > max_addresses - len(addresses):
+            raise OptionError("cidr", "bmc_discover: %s has %d addresses, over max_addresses %d"
+                              % (cidr, network.size, max_addresses))
+        hosts = list(network.iter_hosts()) if network.size > 2 else list(network)
+        addresses.extend(str(address) for address in hosts)
+    return addresses
+
+
+def run_discovery(module):
+    """bmc_discover: expand ``cidr``, probe every address, return what answered."""
+    params = module.params
+    addresses = expand(params["cidr"], params["max_addresses"])
+    bmcs = discover(addresses, params["redfish_ports"], params["ipmi_ports"], timeout=params["timeout"],
+                    workers=params["workers"], username=params["bmc_username"], password=params["bmc_password"],
+                    validate_certs=params["validate_certs"], ca_path=params["ca_path"])
+    return {"bmcs": bmcs, "probed": len(addresses)}
 
 
 def discover(addresses, redfish_ports=(443,), ipmi_ports=(623,), timeout=2.0, workers=32, username=None,

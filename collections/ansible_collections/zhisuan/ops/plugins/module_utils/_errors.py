@@ -16,18 +16,25 @@ class ZhisuanError(Exception):
     kind = "error"
     # attributes passed on by as_dict() when they are set
     fields = ("cmd", "rc", "stdout", "stderr")
+    # the message is "<tool>: <detail>"; False for errors whose detail already says all (a module option)
+    prefixed = True
 
-    def __init__(self, tool, detail, cmd=None, rc=None, stdout=None, stderr=None):
+    def __init__(self, tool, detail, cmd=None, rc=None, stdout=None, stderr=None, result=None):
         self.tool = tool
         self.detail = detail
         self.cmd = cmd
         self.rc = rc
         self.stdout = stdout
         self.stderr = stderr
+        # what the module had done or read before it failed (changed, diff, node, ...): returned with the failure by
+        # the module edge (_base.run_module), never part of as_dict()
+        self.result = result
         super().__init__(self.message)
 
     @property
     def message(self):
+        if not self.prefixed:
+            return self.detail
         return "%s: %s" % (self.tool, self.detail)
 
     def as_dict(self):
@@ -38,6 +45,30 @@ class ZhisuanError(Exception):
             if value is not None:
                 result[key] = value
         return result
+
+
+class OptionError(ZhisuanError):
+    """A module option that the argspec cannot check (a range, a pattern, a path on the node, a combination with its
+    own wording). ``tool`` names the option; the message is the detail alone."""
+
+    kind = "bad_option"
+    prefixed = False
+
+
+class Refused(ZhisuanError):
+    """A guard refused the change asked for and the task asked to fail then (``strict``, or a state that cannot be
+    reached from the one read). The message is the detail alone; ``result`` carries what was read."""
+
+    kind = "refused"
+    prefixed = False
+
+
+class MissingLibrary(ZhisuanError):
+    """A Python library the module needs is not installed where it runs; ``tool`` names it, the message is Ansible's
+    ``missing_required_lib`` text."""
+
+    kind = "missing_library"
+    prefixed = False
 
 
 class ToolNotFound(ZhisuanError):

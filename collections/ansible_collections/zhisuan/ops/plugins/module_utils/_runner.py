@@ -9,7 +9,9 @@
 
 * a timeout on every call; on expiry the whole process group is killed (SIGKILL), not just the child;
 * ``LANG=C``/``LC_ALL=C`` so parsers see the C locale's output;
-* typed errors: ``ToolNotFound``, ``ToolTimeout``, ``ToolFailed`` (``ParseError`` comes from the parsers).
+* typed errors: ``ToolNotFound``, ``ToolTimeout``, ``ToolFailed`` (``ParseError`` comes from the parsers);
+* one truncation rule for a tool's output kept in an error or a result (``clip``), one first-line rule for a short
+  reason (``first_line``), and one constructor for a failed run (``tool_failed``): call sites build neither by hand.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
 
 DEFAULT_TIMEOUT = 60
 # Captured stdout/stderr kept in an error (enough to diagnose, small enough for results.json).
-_KEEP = 2000
+KEEP = 2000
 
 
 class CmdResult(object):
@@ -55,18 +57,42 @@ def resolve(program, tool=None):
     return found
 
 
-def _clip(text):
-    if len(text) > _KEEP:
-        return text[:_KEEP] + "\n[... %d more characters]" % (len(text) - _KEEP)
-    return text
+def clip(text, keep=KEEP, tail=False):
+    """``text`` cut to ``keep`` characters with a note of how many were dropped: the head (the default), or the tail
+    (``tail=True``, for tools that print their verdict last). ``None`` stays ``None``."""
+    if text is None or len(text) <= keep:
+        return text
+    if tail:
+        return "[... %d characters before]\n%s" % (len(text) - keep, text[-keep:])
+    return text[:keep] + "\n[... %d more characters]" % (len(text) - keep)
 
 
-def _first_line(*texts):
+def first_line(*texts):
+    """The first non-blank line of the first text that has one (stripped), else ``no output``."""
     for text in texts:
-        for line in text.splitlines():
+        for line in (text or "").splitlines():
             if line.strip():
                 return line.strip()
     return "no output"
+
+
+def tool_failed(result, tool=None, detail=None, tail=False, error=ToolFailed):
+    """The typed error for a finished run that failed: ``<tool>: <detail>`` (default ``exited with rc N: <first line
+    of stderr, else stdout>``) with the run's ``cmd``, ``rc`` and clipped ``stdout``/``stderr``. ``error`` may be
+    another ZhisuanError class (ParseError for output that did not parse)."""
+    tool = tool or os.path.basename(result.argv[0])
+    if detail is None:
+        detail = "exited with rc %s: %s" % (result.rc, first_line(result.stderr, result.stdout))
+    return error(tool, detail, cmd=result.argv, rc=result.rc, stdout=clip(result.stdout, tail=tail),
+                 stderr=clip(result.stderr, tail=tail))
+
+
+def attach(exc, result, tail=False):
+    """``exc`` (a ZhisuanError raised over a run's output, e.g. a ParseError) with the run's ``cmd``, ``rc`` and clipped
+    ``stdout``/``stderr`` set: ``raise attach(exc, result)``."""
+    exc.cmd, exc.rc = result.argv, result.rc
+    exc.stdout, exc.stderr = clip(result.stdout, tail=tail), clip(result.stderr, tail=tail)
+    return exc
 
 
 def _kill_group(proc):
@@ -117,15 +143,7 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise ToolTimeout(tool, "timed out after %s s (process group killed)" % timeout, cmd=argv)
-    stdout = out.decode("utf-8", "replace")
-    stderr = err.decode("utf-8", "replace")
-    if ok_rcs is not None and proc.returncode not in ok_rcs:
-        raise ToolFailed(
-            tool,
-            "exited with rc %s: %s" % (proc.returncode, _first_line(stderr, stdout)),
-            cmd=argv,
-            rc=proc.returncode,
-            stdout=_clip(stdout),
-            stderr=_clip(stderr),
-        )
-    return CmdResult(argv, proc.returncode, stdout, stderr)
+    result = CmdResult(argv, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+    if ok_rcs is not None and result.rc not in ok_rcs:
+        raise tool_failed(result, tool)
+    return result

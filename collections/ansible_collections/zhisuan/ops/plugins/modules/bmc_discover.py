@@ -120,36 +120,8 @@ probed:
   type: int
 """
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._discover import discover
-
-try:
-    import netaddr
-except ImportError:
-    netaddr = None
-
-
-def run(module):
-    if netaddr is None:
-        module.fail_json(msg=missing_required_lib("netaddr"))
-    params = module.params
-    addresses = []
-    for text in params["cidr"]:
-        try:
-            network = netaddr.IPNetwork(text)
-        except (netaddr.AddrFormatError, ValueError) as exc:
-            module.fail_json(msg="bmc_discover: %r is not an address range: %s" % (text, exc))
-        if network.size > params["max_addresses"] - len(addresses):
-            module.fail_json(msg="bmc_discover: %s has %d addresses, over max_addresses %d"
-                                 % (text, network.size, params["max_addresses"]))
-        hosts = list(network.iter_hosts()) if network.size > 2 else list(network)
-        addresses.extend(str(address) for address in hosts)
-    bmcs = discover(addresses, params["redfish_ports"], params["ipmi_ports"], timeout=params["timeout"],
-                    workers=params["workers"], username=params["bmc_username"], password=params["bmc_password"],
-                    validate_certs=params["validate_certs"], ca_path=params["ca_path"])
-    return {"bmcs": bmcs, "probed": len(addresses)}
+from ansible_collections.zhisuan.ops.plugins.module_utils._discover import run_discovery
 
 
 def main():
@@ -165,7 +137,7 @@ def main():
         workers=dict(type="int", default=32),
         max_addresses=dict(type="int", default=4096),
     )
-    run_module(argument_spec, run, shared=())
+    run_module(argument_spec, run_discovery, shared=())
 
 
 if __name__ == "__main__":

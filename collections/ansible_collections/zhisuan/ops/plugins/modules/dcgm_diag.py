@@ -160,6 +160,12 @@ dcgm:
       description: Lines dcgmi printed outside the JSON document.
       type: list
       elements: str
+    unreadable:
+      description:
+        - Parts of the document that were not JSON objects (a test category, a test), each named.
+        - Not empty means a failed test may be hidden there; the judge makes that an error.
+      type: list
+      elements: str
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module

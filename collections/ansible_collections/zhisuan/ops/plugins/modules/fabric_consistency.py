@@ -18,8 +18,12 @@ description:
     (O(facts_var)) and compares them across nodes, once, on the controller. It never connects to a node.
   - A rail is an interface name or an RDMA device name found on several nodes (or listed in the plan's
     C(fabric.rails)). Per rail, cluster checks C(nic.mtu.consistency), C(rdma.rate.consistency) and, where
-    C(mlnx_qos) was read, C(nic.pfc.consistency) and C(nic.trust.consistency) - every node agrees, and with the plan's
-    C(fabric) values (C(mtu), C(rate_gbps), C(pfc_priorities), C(trust)) when given.
+    C(mlnx_qos) was read, C(nic.pfc.consistency), C(nic.trust.consistency) and C(nic.dscp.consistency), and where the
+    NIC exposes C(/sys/class/net/IF/ecn/), C(nic.ecn.consistency) - every node agrees, and with the plan's C(fabric)
+    values (C(mtu), C(rate_gbps), C(pfc_priorities), C(trust), C(dscp2prio), C(ecn_priorities)) when given.
+  - With InfiniBand links in the plan (C(port) like V(mlx5_0/1)) and the fabric's own view (C(ib_fabric) of one
+    node's M(zhisuan.ops.net_info) with C(iblinkinfo_path), or O(iblinkinfo)), per node C(cabling.ib.HCA_PORT.neighbor)
+    checks that each HCA port reaches the planned switch and port.
   - Per node, C(nic.numa.alignment) checks that each rail NIC shares a NUMA node with a GPU.
   - With a cabling plan it returns the cluster cabling map (C(fabric.cabling) in RV(cluster_data)).
 extends_documentation_fragment:
@@ -47,6 +51,11 @@ options:
         C(switch_port)), C(switches), and optionally C(fabric) (C(mtu), C(rate_gbps), C(pfc_priorities), C(trust),
         C(rails)). Empty or absent - the nodes are compared with each other only, and no cabling map is returned.
     type: path
+  iblinkinfo:
+    description:
+      - An C(iblinkinfo) output file on the controller, judged against the plan's InfiniBand links instead of the
+        C(ib_fabric) a node collected.
+    type: path
 notes:
   - Run it with C(run_once) after every host has set its facts variable.
 seealso:
@@ -69,7 +78,7 @@ cluster_checks:
   type: list
   elements: dict
 host_checks:
-  description: Check records per host (C(nic.numa.alignment)).
+  description: Check records per host (C(nic.numa.alignment), C(cabling.ib.*)).
   returned: always
   type: dict
 cluster_data:

@@ -46,6 +46,24 @@ options:
       - Its failure is not fatal; it is reported in RV(gpu.nvlink_error).
     type: bool
     default: true
+  source:
+    description:
+      - Where the facts come from. V(nvidia-smi) runs O(nvidia_smi_path) (C(-q -x), and C(nvlink -s) with O(nvlink)).
+      - V(nvml) reads them through NVML with NVIDIA's Python binding (package C(nvidia-ml-py), module C(pynvml)) on
+        the node, without running nvidia-smi; RV(gpu.source) is then V(nvml). NVLink states and error counters are not
+        read this way, and the temperatures are NVML's absolute slowdown and shutdown limits.
+      - A node without the binding or without the driver's C(libnvidia-ml.so) fails with C(error_kind=not_found).
+    type: str
+    choices: [nvidia-smi, nvml]
+    default: nvidia-smi
+  nvlink_errors_window:
+    description:
+      - Seconds between two reads of C(nvidia-smi nvlink -e) (the NVLink replay, recovery and CRC error counters);
+        their growth over the window is returned in RV(gpu.nvlink_errors). V(0) does not read them.
+      - The module waits this long; the judge rates the growth as DCGM's NVLink health watch does.
+      - Its failure is not fatal; it is reported in RV(gpu.nvlink_errors_error). Not read with O(src).
+    type: int
+    default: 0
 seealso:
   - name: nvidia-smi documentation
     description: The NVIDIA System Management Interface and its C(-q) output.
@@ -71,6 +89,16 @@ EXAMPLES = r"""
     nvlink: false
   register: gpu
 
+- name: GPU facts with the NVLink error counters' growth over 30 seconds
+  zhisuan.ops.gpu_info:
+    nvlink_errors_window: 30
+  register: gpu
+
+- name: GPU facts through NVML (nvidia-ml-py on the node) instead of nvidia-smi
+  zhisuan.ops.gpu_info:
+    source: nvml
+  register: gpu
+
 - name: Read a saved nvidia-smi -q dump from a field report
   zhisuan.ops.gpu_info:
     src: /var/tmp/nvidia-bug-report/nvidia-smi-q.txt
@@ -92,7 +120,7 @@ gpu:
   type: dict
   contains:
     source:
-      description: What was read, V(xml) or V(text).
+      description: What was read, V(xml) or V(text) (nvidia-smi), or V(nvml).
       type: str
       sample: xml
     driver_version:
@@ -113,6 +141,16 @@ gpu:
         - V(null) too when NVLink was not collected (O(nvlink=false) or O(src)).
       type: str
       sample: "nvidia-smi nvlink: timed out after 60 s (process group killed)"
+    nvlink_errors:
+      description:
+        - The NVLink error counters' growth over O(nvlink_errors_window) seconds, V(null) when not read.
+        - C(window_s), C(unparsed) and C(gpus), one per GPU of C(nvidia-smi nvlink -e) (C(index), C(name), C(uuid),
+          C(messages), C(links)), each link with its C(counters) (C(replay), C(recovery), C(crc) or C(crc_flit) and
+          C(crc_data)), each counter with C(before), C(after), C(delta), C(per_s), C(saturated), C(cleared).
+      type: dict
+    nvlink_errors_error:
+      description: Why C(nvidia-smi nvlink -e) could not be read, else V(null).
+      type: str
     gpus:
       description: One record per GPU, in the order nvidia-smi printed them.
       type: list
@@ -201,6 +239,8 @@ def main():
         nvidia_smi_path=dict(type="str", default="nvidia-smi"),
         src=dict(type="path"),
         nvlink=dict(type="bool", default=True),
+        nvlink_errors_window=dict(type="int", default=0),
+        source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
     )
     run_module(argument_spec, collect_gpu_facts)
 

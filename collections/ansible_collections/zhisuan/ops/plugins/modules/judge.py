@@ -34,7 +34,7 @@ options:
     description: The check family whose rules to run.
     type: str
     required: true
-    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, gpu, nccl, nccl_bisect, nic, rdma_ports, storage, tuning, xid]
+    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, gpu, gpu_bandwidth, nccl, nccl_bisect, nic, rdma_ports, storage, tuning, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and
@@ -42,13 +42,13 @@ options:
         M(zhisuan.ops.ipmi_info), C(baseline) M(zhisuan.ops.redfish_firmware_info) (or C(ipmi_info)), C(tuning)
         M(zhisuan.ops.host_info), C(gpu) M(zhisuan.ops.gpu_info), C(xid)
         M(zhisuan.ops.xid_info), C(dcgm) M(zhisuan.ops.dcgm_diag), C(dcgm_health) M(zhisuan.ops.dcgm_health),
-        C(burn) M(zhisuan.ops.gpu_burn) (its C(async_status) result), C(burn_stability) a result holding
+        C(gpu_bandwidth) M(zhisuan.ops.gpu_bandwidth), C(burn) M(zhisuan.ops.gpu_burn) (its C(async_status) result), C(burn_stability) a result holding
         C(stability) (C(before), C(during), C(after) gpu facts and C(xid_before), C(xid_after) events).
     type: dict
     required: true
   profile:
     description:
-      - Model profile name (C(a100), C(h100), C(h200), C(l40s), ...). By default detected from the GPU name.
+      - Model profile name (C(a100), C(h100), C(h200), C(l40s), ...), in any case (C(H100) names C(h100)). By default detected from the GPU name.
     type: str
   profile_overrides:
     description: Site overrides of profile values, merged over the selected profile.

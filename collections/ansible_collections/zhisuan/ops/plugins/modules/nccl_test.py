@@ -169,6 +169,7 @@ nccl:
         - One record per message size, C(bytes), C(count), C(type), C(redop) and C(root) when printed, C(failed)
           (a C(FAILED) check column), and C(out_of_place) / C(in_place) with C(time_us), C(algbw), C(busbw) (GB/s)
           and C(wrong) (C(#wrong) count) or C(error) (older versions' error column); V(null) for C(N/A).
+        - C(redop) is V(null) when older C(alltoall_perf) prints that column blank.
       type: list
       elements: dict
     avg_busbw:

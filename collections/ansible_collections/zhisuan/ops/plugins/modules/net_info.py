@@ -69,6 +69,12 @@ options:
       - The C(mlnx_qos) program (NVIDIA/Mellanox OFED). When set, C(mlnx_qos -i IF) gives each interface's trust
         mode, PFC priorities and DSCP map in C(qos) of RV(net.interfaces); its absence is noted, not a failure.
     type: str
+  iblinkinfo_path:
+    description:
+      - The C(iblinkinfo) program (infiniband-diags). When set, the fabric's own view of the InfiniBand cabling
+        (every HCA port with the switch and port it reaches) is in RV(net.ib_fabric). The view is global, so set it on
+        one node of a fabric only (M(zhisuan.ops.fabric_consistency) judges it against the cabling plan).
+    type: str
   lldpctl_path:
     description:
       - The C(lldpctl) (or C(lldpcli)) program (C(zhisuan_tools.lldpctl)). Empty skips LLDP.
@@ -128,7 +134,10 @@ net:
     interfaces:
       description:
         - Per interface C(driver), C(firmware), C(speed_mbps), C(duplex), C(link) (carrier detected), C(mtu),
-          C(operstate), C(admin_up), C(numa_node), C(counters_delta), C(optics), C(optics_reason), C(qos), C(errors).
+          C(operstate), C(admin_up), C(numa_node), C(counters_delta), C(optics), C(optics_reason), C(qos), C(ecn),
+          C(errors).
+        - C(ecn) is the RoCE ECN enablement read from C(/sys/class/net/IF/ecn/) (C(np) and C(rp), the enabled
+          priorities; C(cnp_dscp); C(errors)), V(null) where the NIC exposes no C(ecn/) directory.
         - C(counters_delta) is C(seconds), C(errors), C(discards), C(pause), C(pause_per_s) and C(counters) (the
           non-zero increments by counter name), V(null) with O(counter_window=0).
         - C(optics) is C(temperature_c), C(voltage_v), C(bias_ma), C(tx_power_mw), C(tx_power_dbm), C(rx_power_mw),
@@ -163,6 +172,12 @@ net:
     gpu_numa:
       description: NUMA node of each NVIDIA GPU by PCI address.
       type: dict
+    ib_fabric:
+      description:
+        - The InfiniBand cabling as the fabric sees it (C(iblinkinfo)), V(null) without O(iblinkinfo_path).
+        - C(links) (C(host), C(hca), C(port), C(switch), C(switch_guid), C(switch_port), C(state), C(phys_state),
+          C(up), C(source)) and C(error) (why iblinkinfo could not be read, else V(null)).
+      type: dict
     counter_window:
       description: Seconds between the two counter readings.
       type: int
@@ -182,6 +197,7 @@ def main():
         ib_source=dict(type="str", default="auto", choices=["auto", "ibstat", "sysfs", "none"]),
         ibstat_path=dict(type="str", default="ibstat"),
         mlnx_qos_path=dict(type="str"),
+        iblinkinfo_path=dict(type="str"),
         lldpctl_path=dict(type="str"),
         lldp_socket=dict(type="str"),
         link_flaps=dict(type="bool", default=True),

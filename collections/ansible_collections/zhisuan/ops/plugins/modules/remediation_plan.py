@@ -80,6 +80,24 @@ options:
     description: Plan only these nodes (for example the play's hosts under C(--limit)); the breaker still counts every host.
     type: list
     elements: str
+  history_dir:
+    description:
+      - The history folder (C(zhisuan_history_dir)) whose C(remediation.jsonl) is read. A node repaired for the same
+        cause C(escalation.repeats) times within C(escalation.window_days) gets the next remedy up the policy's
+        C(escalation.ladder) (C(reset_gpu), C(power_cycle), C(rma) by default).
+      - Without it no escalation is planned.
+    type: path
+  cabling_plan:
+    description:
+      - The cabling plan (C(zhisuan_cabling_plan)); with the hosts' C(zhisuan_rack) and C(zhisuan_pdu) it says which
+        leaf switch, spine, rack and power feed each node shares with others.
+      - Nodes whose failures a shared component explains (C(fleet.shared.<kind>.<name>)) get one ticket for the
+        component and no action of their own, and do not count toward the circuit breaker.
+    type: path
+  fleet_thresholds:
+    description: Site values of the shared-component statistic (C(min_nodes), C(min_share), C(ratio); C(docs/fleet.md)).
+    type: dict
+    default: {}
 seealso:
   - name: Remediation
     description: The policy file, the plan, the limits, the breaker and the history record (C(docs/remediation.md)).
@@ -105,8 +123,17 @@ plan:
   type: dict
   contains:
     nodes:
-      description: Node name to C({action, remedy, mode, rule, why, already_drained, batch, status}).
+      description:
+        - Node name to C({action, remedy, mode, rule, why, already_drained, batch, status, message}), plus
+          C(escalation) (C({from, to, tries, reason})) for a repeat offender and C(shared) for a node whose failure
+          a shared component explains (status C(shared_cause)).
       type: dict
+    shared:
+      description: Nodes held because a shared component explains their failure.
+      type: list
+    repeat_offenders:
+      description: Nodes whose remedy went up the escalation ladder.
+      type: list
     order:
       description: The nodes to act on, in order.
       type: list
@@ -132,7 +159,10 @@ order:
   elements: str
   sample: [node03, node08]
 checks:
-  description: Cluster check records - C(remediate.breaker.tripped) and, when nodes wait, C(remediate.limit.deferred).
+  description:
+    - Cluster check records - the shared-component checks C(fleet.shared.<kind>.<name>), C(remediate.breaker.tripped),
+      C(remediate.repeat.<node>) per repeat offender, C(remediate.shared.<component>) per held group and, when nodes
+      wait, C(remediate.limit.deferred).
   returned: always
   type: list
   elements: dict

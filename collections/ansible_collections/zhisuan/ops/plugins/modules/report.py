@@ -35,7 +35,8 @@ description:
     C(fail) or C(error).
   - Runs on the controller only; nothing is executed on the managed node. The file is validated against the
     collection's results JSON Schema when the C(jsonschema) Python package is installed on the controller.
-  - Files are written atomically (a temporary file in the same directory, then a rename). A file whose content
+  - Every format is streamed from one view model into a temporary file in the destination directory, then renamed
+    into place (atomically) once every format rendered, so memory stays bounded by the size of the results. A file whose content
     would not change is left alone, so re-rendering the same results reports C(changed=false).
 options:
   src:
@@ -59,10 +60,19 @@ options:
     default: [html, markdown, junit, json]
   template_dir:
     description:
-      - Directory holding the Jinja2 templates C(report.html.j2) and C(report.md.j2).
-      - The C(zhisuan.ops.report) role passes the project's C(reports/templates) directory.
+      - Directory holding your own Jinja2 templates C(report.html.j2) and C(report.md.j2), to replace the collection's.
+      - Not set means the templates shipped in the collection (C(data/templates)), so an installed collection renders
+        reports with nothing else.
     type: path
-    required: true
+  language:
+    description:
+      - The language of the HTML and Markdown reports' fixed texts (headings, verdict, sign-off, remedy and family
+        names) and of the check messages that have a translation (GPU, XID, NIC, RDMA, NCCL and BMC families; other
+        messages stay in English with their check id). JUnit XML and JSON stay in English.
+      - The translations are gettext catalogs shipped in the collection (C(data/locale)).
+    type: str
+    choices: [en, zh_CN]
+    default: en
   history_dir:
     description:
       - Directory on the controller holding the run history, one C(<run id>.json) per run; created when missing.
@@ -104,7 +114,6 @@ attributes:
     platforms: all
 requirements:
   - jinja2 (on the controller)
-  - junit-xml (on the controller, for O(formats=junit))
   - jsonschema (on the controller, optional; without it the file is not validated)
 notes:
   - Renders are deterministic (no timestamps are added), so the same C(results.json) always gives the same files.
@@ -116,7 +125,6 @@ EXAMPLES = r"""
 - name: Render every report next to the results file
   zhisuan.ops.report:
     src: reports/out/20250114T093000Z-acceptance/results.json
-    template_dir: "{{ playbook_dir }}/../reports/templates"
   run_once: true
   register: report
 
@@ -125,8 +133,13 @@ EXAMPLES = r"""
     src: "{{ zhisuan_report_dir }}/results.json"
     dest: "{{ lookup('ansible.builtin.env', 'CI_PROJECT_DIR') }}/artifacts"
     formats: [junit]
-    template_dir: "{{ playbook_dir }}/../reports/templates"
   delegate_to: localhost
+  run_once: true
+
+- name: The report in Chinese, for the customer's signature
+  zhisuan.ops.report:
+    src: "{{ zhisuan_report_dir }}/results.json"
+    language: zh_CN
   run_once: true
 """
 
@@ -145,6 +158,16 @@ verdict:
   returned: success
   type: str
   sample: not_accepted
+verdict_text:
+  description: The verdict as the report's banner words it (in English), for example V(ACCEPTED WITH CONDITIONS).
+  returned: success
+  type: str
+  sample: NOT ACCEPTED
+verdict_detail:
+  description: Why, in one line (the hosts and cluster checks that block acceptance, or the warnings to review).
+  returned: success
+  type: str
+  sample: 1 host fail, 1 host unreachable
 summary:
   description: Host and check counts by status, the number of open issues (failed, errored and warning checks,
     and unreachable hosts), the grade (V(pass), V(conditional) or V(fail)) and, when the history holds a previous run

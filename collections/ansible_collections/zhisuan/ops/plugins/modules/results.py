@@ -18,7 +18,10 @@ description:
     (C(results_targeted)), its check records (C(results_checks)), report facts (C(results_host_facts)) and
     whether it was unreachable (C(results_unreachable)), as the C(results) role keeps them.
   - A host's status is its worst check (fail > error > warn > pass). An unreachable host is C(unreachable); a targeted
-    host with no check at all (its tasks failed before checks were kept) gets an C(error) check C(run.host.tasks).
+    host with no check at all gets an C(error) check C(run.host.tasks). A node that failed its preflight holds its
+    C(run.preflight.inventory) check, a task that failed unexpectedly its C(<family>.task.failed) check.
+  - When a run stops before this write (interrupted, or every node failed out of it), the C(zhisuan_run_record)
+    callback beside the playbooks writes the file from the checks kept so far, with C(run.partial) set.
   - The document is validated against the collection's JSON Schema (C(data/schema/results-v1.json)) and written
     atomically (a temporary file renamed over C(results.json)), with a plain C(summary.txt) beside it.
 extends_documentation_fragment:

@@ -174,6 +174,14 @@ xid:
     fallback:
       description: Why C(journalctl) was not used when O(source=auto) fell back to C(dmesg), else V(null).
       type: str
+    kernel_lines:
+      description:
+        - Lines with a kernel log time stamp (dmesg, journalctl or syslog form).
+        - V(0) with lines read means the output was not a kernel log; the judge makes that an error, never a pass.
+      type: int
+    no_entries:
+      description: V(true) when C(journalctl) printed C(-- No entries --) (an empty window, not an empty log).
+      type: bool
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module

@@ -30,6 +30,8 @@ import csv
 import io
 import re
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._text import natural_key
+
 ASSET_COLUMNS = (
     "node", "rack", "u", "status", "manufacturer", "model", "serial", "bmc_address", "bios_version", "bmc_firmware",
     "cpld_firmware", "gpu_vbios", "nic_firmware", "psu_firmware", "gpu_model", "gpu_count", "driver_version",
@@ -44,10 +46,6 @@ def _text(value):
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _natural(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(name))]
 
 
 def _u_key(value):
@@ -87,7 +85,7 @@ def asset_rows(results, hostvars):
         for column, key in _VERSION_COLUMNS:
             row[column] = versions.get(key)
         rows.append(dict((column, _text(row.get(column))) for column in ASSET_COLUMNS))
-    rows.sort(key=lambda row: (row["rack"] == "", row["rack"], _u_key(row["u"]), _natural(row["node"])))
+    rows.sort(key=lambda row: (row["rack"] == "", row["rack"], _u_key(row["u"]), natural_key(row["node"])))
     return rows
 
 

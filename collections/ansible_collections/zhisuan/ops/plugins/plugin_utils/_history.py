@@ -14,11 +14,15 @@
 from __future__ import annotations
 
 import datetime
+import filecmp
 import json
 import os
 import re
+import shutil
 import statistics
+import tempfile
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._text import natural_key
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
 
 PROBLEM = ("fail", "error")
@@ -61,13 +65,30 @@ def entry_name(results):
     return re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip(".") + ".json"
 
 
-def store_run(history_dir, results):
+def store_run(history_dir, results, src=None):
     """Keep ``results`` as ``<history_dir>/<run id>.json``. Returns (path, changed); a run kept with the same
-    content is left alone."""
+    content is left alone. With ``src`` (the file ``results`` was read from), its bytes are kept as they are."""
     path = os.path.join(history_dir, entry_name(results))
-    text = json.dumps(results, indent=1, sort_keys=True, default=str) + "\n"
     try:
         os.makedirs(history_dir, exist_ok=True)
+        if src:
+            if os.path.isfile(path) and filecmp.cmp(src, path, shallow=False):
+                return path, False
+            fd, tmp = tempfile.mkstemp(dir=history_dir, prefix=".%s." % os.path.basename(path), suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as out, open(src, "rb") as into:
+                    shutil.copyfileobj(into, out, 1 << 20)
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+                os.replace(tmp, path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+            return path, True
+        # compact (one line): json's C encoder writes a 14 MiB run in a fraction of a second, its indenting one takes seconds
+        text = json.dumps(results, separators=(",", ":"), sort_keys=True, default=str) + "\n"
         try:
             with open(path, "r", encoding="utf-8") as handle:
                 if handle.read() == text:
@@ -104,6 +125,9 @@ def slim(results):
         gpu = (record.get("facts") or {}).get("gpu")
         item = {"status": record.get("status"), "checks": _slim_checks(record.get("checks")),
                 "facts": {"gpu": {"count": gpu.get("count")}} if isinstance(gpu, dict) and "count" in gpu else {}}
+        bom = [c.get("expected") for c in record.get("checks") or [] if isinstance(c, dict) and c.get("id") == "gpu.count.present"]
+        if bom and isinstance(bom[0], str) and bom[0].startswith("==") and bom[0][2:].strip().isdigit():
+            item["facts"].setdefault("gpu", {})["bom_count"] = int(bom[0][2:].strip())
         if record.get("message"):
             item["message"] = record["message"]
         hosts[name] = item
@@ -111,14 +135,18 @@ def slim(results):
             "cluster": {"checks": _slim_checks((results.get("cluster") or {}).get("checks"))}}
 
 
-def load_history(history_dir, warn=None, slimmed=True):
+def load_history(history_dir, warn=None, slimmed=True, current=None):
     """Every results document in ``history_dir`` (``*.json``), oldest first, each ``slim``-med unless ``slimmed`` is
-    false. Unreadable files are skipped with a warning; a missing folder is an empty history."""
+    false. Unreadable files are skipped with a warning; a missing folder is an empty history. ``current`` (a run in
+    memory, just kept there) is taken as it is instead of reading its file back."""
     if not os.path.isdir(history_dir):
         return []
     runs = []
+    skip = entry_name(current) if current is not None else None
+    if current is not None:
+        runs.append(slim(current) if slimmed else current)
     for name in sorted(os.listdir(history_dir)):
-        if not name.endswith(".json") or name.startswith("."):
+        if not name.endswith(".json") or name.startswith(".") or name == skip:
             continue
         path = os.path.join(history_dir, name)
         try:
@@ -192,17 +220,13 @@ def checked_families(results, host):
     return set(family_of(c.get("id")) for c in record.get("checks") or [])
 
 
-def _natural(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
-
-
 def _item(key, info):
     return dict(info, host=key[0], id=key[1])
 
 
 def _order(key):
     """Hosts in natural order, cluster-wide failures last."""
-    return (key[0] == "cluster", _natural(key[0]), _natural(key[1]))
+    return (key[0] == "cluster", natural_key(key[0]), natural_key(key[1]))
 
 
 def compare_runs(previous, current):
@@ -283,7 +307,7 @@ def nccl_entries(results):
     entries = [e for e in fabric.get("nccl") or [] if isinstance(e, dict) and e.get("points")]
     seen = set((e.get("op"), e.get("scope")) for e in entries)
     hosts = results.get("hosts") or {}
-    for name in sorted(hosts, key=_natural):
+    for name in sorted(hosts, key=natural_key):
         entry = ((hosts[name] or {}).get("facts") or {}).get("nccl")
         if isinstance(entry, dict) and entry.get("points"):
             entry = dict(entry, scope=entry.get("scope") or name)
@@ -319,5 +343,5 @@ def fleet_outliers(results, pct=OUTLIER_PCT, min_peers=MIN_PEERS):
             if below >= pct:
                 found.append({"host": host, "metric": label, "value": value, "peer_median": median,
                               "pct_below": round(below, 1)})
-    found.sort(key=lambda item: (-item["pct_below"], _natural(item["host"]), item["metric"]))
+    found.sort(key=lambda item: (-item["pct_below"], natural_key(item["host"]), item["metric"]))
     return found

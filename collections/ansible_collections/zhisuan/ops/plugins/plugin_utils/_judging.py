@@ -14,6 +14,7 @@ an unreachable host is reported as such, with no checks; otherwise the family's 
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bandwidth as bandwidth_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import baseline as baseline_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bmc as bmc_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning as tuning_rules
@@ -25,6 +26,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as x
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage as storage_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _net_family as net_family
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles, resolve_profile_name
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 
@@ -36,12 +38,15 @@ class Family(object):
     host's report facts for the family).
     """
 
-    def __init__(self, name, tool, facts_key, rules, summarize):
+    def __init__(self, name, tool, facts_key, rules, summarize, collect=None):
         self.name = name
         self.tool = tool
         self.facts_key = facts_key
         self.rules = rules
         self.summarize = summarize
+        # ``(id suffix, component)`` of the collect-error check when two registry entries of one family share a tool
+        # (dcgmi diag and dcgmi health): each failed collect is its own row, never two identical ones.
+        self.collect = collect or (tool.replace("-", "_"), tool)
 
 
 class Context(object):
@@ -118,6 +123,15 @@ def _dcgm_health_rules(host, facts, ctx):
     return None, dcgm_rules.judge_dcgm_health(host, facts, gpu_facts=ctx.gpu_facts)
 
 
+def _bandwidth_rules(host, facts, ctx):
+    """nvbandwidth's facts against the profile: the one of the node's GPUs (gpu facts), else of the CUDA devices."""
+    named = ctx.gpu_facts or {"gpus": [{"name": device.get("name")} for device in (facts or {}).get("devices") or []
+                                       if isinstance(device, dict)]}
+    profile = ctx.profile_for(named)
+    return profile, bandwidth_rules.judge_bandwidth(host, facts, profile, thresholds=ctx.thresholds,
+                                                    gpu_facts=ctx.gpu_facts)
+
+
 def _facts_only(summarize):
     """A summary function of ``(facts, profile)`` as the registry calls it."""
     return lambda facts, profile, ctx: summarize(facts, profile)
@@ -158,8 +172,11 @@ FAMILIES = {
     "gpu": Family("gpu", "nvidia-smi", "gpu", _gpu_rules, _gpu_summary),
     "xid": Family("xid", "kernel-log", "xid", _xid_rules, _facts_only(xid_rules.summarize_xid)),
     "dcgm": Family("dcgm", "dcgmi", "dcgm", _dcgm_diag_rules, _facts_only(dcgm_rules.summarize_dcgm_diag)),
+    # nvbandwidth (gpu_bandwidth): host<->device and device<->device bandwidth against the profile's floors
+    "gpu_bandwidth": Family("gpu", "nvbandwidth", "bandwidth", _bandwidth_rules,
+                            _facts_only(bandwidth_rules.summarize_bandwidth)),
     "dcgm_health": Family("dcgm", "dcgmi", "dcgm_health", _dcgm_health_rules,
-                          _facts_only(dcgm_rules.summarize_dcgm_health)),
+                          _facts_only(dcgm_rules.summarize_dcgm_health), collect=("dcgmi_health", "dcgmi health")),
     "burn": Family("burn", "gpu_burn", "burn", _burn_rules, _facts_only(burn_rules.summarize_burn)),
     # the stability watch around a burn: gpu facts sampled before, during and after, and the XID events
     "burn_stability": Family("burn", "nvidia-smi", "stability", _stability_rules, _stability_summary),
@@ -193,9 +210,10 @@ def _collect_error(family, host, collected):
         text = (collected.get(stream) or "").strip()
         if text:
             evidence.append("%s: %s" % (stream, text[:500]))
+    suffix, component = family.collect
     return make_check(
-        "%s.collect.%s" % (family.name, family.tool.replace("-", "_")), host, "error",
-        component=family.tool, observed=kind.replace("_", " "), expected="%s answers with readable output" % family.tool,
+        "%s.collect.%s" % (family.name, suffix), host, "error",
+        component=component, observed=kind.replace("_", " "), expected="%s answers with readable output" % component,
         message=msg, remedy="investigate", evidence="\n".join(evidence))
 
 
@@ -213,3 +231,41 @@ def judge_collected(family_name, host, collected, ctx=None):
     facts = collected[family.facts_key]
     profile, checks = family.rules(host, facts, ctx)
     return checks, family.summarize(facts, profile, ctx), False
+
+
+# Profiles read once per process (a worker judges one host; the controller's main process may judge many).
+_PROFILE_CACHE = {}
+
+
+def cached_profiles(profiles_dir=None):
+    """The model profiles of ``profiles_dir`` (default: the shipped ones), read once. Raises ValueError naming the
+    file that is wrong."""
+    key = profiles_dir or ""
+    if key not in _PROFILE_CACHE:
+        _PROFILE_CACHE[key] = load_profiles(profiles_dir)
+    return _PROFILE_CACHE[key]
+
+
+def judge_family(family, host, collected, profile=None, profile_overrides=None, profiles_dir=None, expected=None,
+                 thresholds=None, gpu_facts=None, xid_catalog_overrides=None, context=None, bios_names=None):
+    """What ``zhisuan.ops.judge`` does with its options: ``(checks, summary, unreachable)`` for one family.
+
+    Raises ValueError (profiles that cannot be read, a profile name that matches none, an XID catalog override that
+    cannot be read) with a message that names what was wrong. ``bios_names(vendor)`` gives the vendor's BIOS
+    attribute names for the baseline family.
+    """
+    profiles = cached_profiles(profiles_dir)
+    profile_name = None
+    if profile:
+        # as vendors write it (H100, H100-NVL): the preflight of the run already refused names that match none
+        profile_name = resolve_profile_name(profile, profiles)
+        if profile_name is None:
+            raise ValueError("unknown GPU profile %r (known: %s)" % (profile, ", ".join(sorted(profiles))))
+    extra = dict(context or {})
+    if family == "baseline" and extra.get("bios_expected") and bios_names is not None:
+        extra["bios_names"] = bios_names(extra.get("vendor"))
+    if family == "xid":
+        extra["xid_catalog"] = load_catalog(overrides=xid_catalog_overrides or None)
+    ctx = Context(profiles=profiles, profile_name=profile_name, expected=expected, thresholds=thresholds,
+                  overrides=profile_overrides, gpu_facts=gpu_facts, extra=extra)
+    return judge_collected(family, host, collected, ctx)

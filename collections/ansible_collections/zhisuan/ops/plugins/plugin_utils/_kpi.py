@@ -89,14 +89,40 @@ def episodes(history):
     return eps
 
 
-def _gpu_counts(history):
+_BOM_RE = re.compile(r"^==\s*(\d+)$")
+
+
+def bom_gpu_count(record):
+    """A host's GPU count from its bill of materials: the expected value of its ``gpu.count.present`` check
+    (``== 8``; kept by ``slim`` as ``facts.gpu.bom_count``), or None."""
+    gpu = ((record or {}).get("facts") or {}).get("gpu")
+    if isinstance(gpu, dict) and isinstance(gpu.get("bom_count"), int) and not isinstance(gpu.get("bom_count"), bool):
+        return gpu["bom_count"]
+    for check in (record or {}).get("checks") or []:
+        if check.get("id") == "gpu.count.present":
+            found = _BOM_RE.match(str(check.get("expected") or "").strip())
+            if found:
+                return int(found.group(1))
+    return None
+
+
+def _gpu_counts(history, sources=None):
+    """{host: GPUs}: the bill of materials' count where a run judged it, else the most GPUs any run saw. ``sources``
+    (a dict) gets {host: "bom" | "seen"}."""
     counts = {}
     for results in history:
         for host, record in (results.get("hosts") or {}).items():
+            bom = bom_gpu_count(record)
             gpu = ((record or {}).get("facts") or {}).get("gpu") or {}
             count = gpu.get("count") if isinstance(gpu, dict) else None
-            if isinstance(count, int) and not isinstance(count, bool):
+            if bom is not None:
+                counts[host] = bom
+                if sources is not None:
+                    sources[host] = "bom"
+            elif isinstance(count, int) and not isinstance(count, bool) and (sources or {}).get(host) != "bom":
                 counts[host] = max(counts.get(host, 0), count)
+                if sources is not None:
+                    sources[host] = "seen"
     return counts
 
 
@@ -116,9 +142,12 @@ def unhealthy_gpus(record, total):
 
 def gpu_availability(history):
     """{"pct", "gpu_hours_healthy", "gpu_hours_total", "span_h", "runs", "method"}; None without GPU counts."""
-    counts = _gpu_counts(history)
+    sources = {}
+    counts = _gpu_counts(history, sources)
     if not history or not counts:
         return None
+    denominator = {"gpus": sum(counts.values()), "hosts": len(counts),
+                   "bom_hosts": sum(1 for source in sources.values() if source == "bom")}
     snaps = []
     for results in history:
         total = healthy = 0
@@ -139,11 +168,11 @@ def gpu_availability(history):
     if weighted_t > 0:
         return {"pct": round(100.0 * weighted_h / weighted_t, 2), "gpu_hours_healthy": round(weighted_h, 3),
                 "gpu_hours_total": round(weighted_t, 3), "span_h": round(span, 3), "runs": len(history),
-                "method": "time-weighted"}
+                "method": "time-weighted", "denominator": denominator}
     _when, healthy, total = snaps[-1]
     return {"pct": round(100.0 * healthy / total, 2) if total else None, "gpu_hours_healthy": None,
             "gpu_hours_total": None, "span_h": round(span, 3), "runs": len(history), "method": "snapshot",
-            "gpus_healthy": healthy, "gpus_total": total}
+            "gpus_healthy": healthy, "gpus_total": total, "denominator": denominator}
 
 
 def _mean(values):

@@ -69,3 +69,19 @@ def load_profiles(directory=None):
         profiles[name] = profile
         origin[name] = path
     return profiles
+
+
+def _folded(name):
+    return "_".join(str(name).strip().lower().replace("-", " ").replace("_", " ").split())
+
+
+def resolve_profile_name(name, profiles):
+    """The profile name ``name`` means, as vendors and sites write it: ``H100``, ``h100``, ``H100-NVL``, ``h100 nvl``
+    all name a profile regardless of case, ``-``, ``_`` or spaces. Returns ``None`` when no profile has that name."""
+    if name in profiles:
+        return name
+    wanted = _folded(name)
+    for known in sorted(profiles):
+        if _folded(known) == wanted:
+            return known
+    return None

@@ -13,9 +13,9 @@ so the templates leave it out.
 
 from __future__ import annotations
 
-import re
 import statistics
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._text import natural_key
 from ansible_collections.zhisuan.ops.plugins.plugin_utils import _svg
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import compare_runs, fleet_outliers, nccl_entries, previous_run
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._kpi import kpis
@@ -25,17 +25,13 @@ MAX_LINKS = 200
 NETWORK_FACTS = ("nic", "rdma", "cabling", "nccl")
 
 
-def _natural(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(text))]
-
-
 def _scalar(value):
     return value is None or isinstance(value, (str, int, float, bool))
 
 
 def _hosts(results):
     hosts = results.get("hosts") or {}
-    return [(name, hosts[name] or {}) for name in sorted(hosts, key=_natural)]
+    return [(name, hosts[name] or {}) for name in sorted(hosts, key=natural_key)]
 
 
 def _row(data, columns, fmt, nested=False):
@@ -78,7 +74,7 @@ def items_table(results, key, sub, item_label, fmt):
         items = items.get(sub) if isinstance(items, dict) else None
         if not isinstance(items, dict):
             continue
-        for item in sorted(items, key=_natural):
+        for item in sorted(items, key=natural_key):
             if isinstance(items[item], dict):
                 rows.append((name, item, _row(items[item], columns, fmt, nested=True)))
     return _table(key, "%s %s" % (key, sub), item_label, rows, columns, fmt)
@@ -98,8 +94,18 @@ def gpu_section(results, fmt):
                                              fmt(dcgm.get("failed") or None)]})
     if not rows:
         return None
-    return {"columns": ["GPU model", "GPUs", "driver", "CUDA", "burn Gflop/s median", "burn Gflop/s min",
-                        "burn floor", "burn errors", "DCGM level", "DCGM result", "DCGM failed tests"], "rows": rows}
+    columns = ["GPU model", "GPUs", "driver", "CUDA", "burn Gflop/s median", "burn Gflop/s min",
+               "burn floor", "burn errors", "DCGM level", "DCGM result", "DCGM failed tests"]
+    return drop_empty_columns({"columns": columns, "rows": rows}, fmt(None))
+
+
+def drop_empty_columns(table, empty):
+    """The table without the columns that hold nothing in any row (burn-in columns in an acceptance run)."""
+    keep = [i for i in range(len(table["columns"])) if any(row["cells"][i] != empty for row in table["rows"])]
+    table["columns"] = [table["columns"][i] for i in keep]
+    for row in table["rows"]:
+        row["cells"] = [row["cells"][i] for i in keep]
+    return table
 
 
 def _rdma(fabric, fmt):
@@ -107,7 +113,7 @@ def _rdma(fabric, fmt):
     if not isinstance(data, dict) or not data.get("pairs"):
         return None
     pairs = [p for p in data["pairs"] if isinstance(p, dict)]
-    nodes = list(data.get("nodes") or sorted(set([p.get("a") for p in pairs] + [p.get("b") for p in pairs]), key=_natural))
+    nodes = list(data.get("nodes") or sorted(set([p.get("a") for p in pairs] + [p.get("b") for p in pairs]), key=natural_key))
     values = [p["value"] for p in pairs if isinstance(p.get("value"), (int, float))]
     floor = data.get("floor")
     below = sorted((p for p in pairs if p.get("status") in ("fail", "error", "warn")
@@ -130,7 +136,7 @@ def _nccl(entries, fmt):
     for entry in entries:
         groups.setdefault((entry.get("op") or "nccl", entry.get("scope") == "cluster"), []).append(entry)
     for (op, cluster), group in sorted(groups.items(), key=lambda item: (not item[0][1], item[0][0])):
-        group.sort(key=lambda e: _natural(e.get("scope")))
+        group.sort(key=lambda e: natural_key(e.get("scope")))
         floor = group[0].get("floor")
         unit = group[0].get("unit") or "GB/s"
         series = [{"label": ("cluster (%d nodes)" % len(e.get("nodes") or [])) if cluster else str(e.get("scope")),
@@ -156,7 +162,7 @@ def _cabling(fabric, fmt):
     links = [link for link in (fabric.get("cabling") or {}).get("links") or [] if isinstance(link, dict)]
     if not links:
         return None
-    links.sort(key=lambda link: (link.get("status") == "ok", _natural(link.get("node")), _natural(link.get("port"))))
+    links.sort(key=lambda link: (link.get("status") == "ok", natural_key(link.get("node")), natural_key(link.get("port"))))
     bad = sum(1 for link in links if link.get("status") != "ok")
     return {"total": len(links), "bad": bad, "shown": len(links[:MAX_LINKS]),
             "links": [{"node": link.get("node"), "port": link.get("port"), "switch": link.get("switch"),
@@ -182,7 +188,7 @@ def storage_section(results, fmt):
              (isinstance(v, list) and all(_scalar(i) for i in v))]
     jobs = aggregate.get("jobs") if isinstance(aggregate.get("jobs"), dict) else {}
     job_rows, columns = [], []
-    for name in sorted(jobs, key=_natural):
+    for name in sorted(jobs, key=natural_key):
         if isinstance(jobs[name], dict):
             job_rows.append(("cluster", name, _row(jobs[name], columns, fmt)))
     return {"aggregate": pairs, "jobs": _table("storage-aggregate", "aggregate jobs", "fio job", job_rows, columns, fmt),
@@ -244,6 +250,55 @@ def data_sections(results, fmt):
             "remediation": remediation_section(results, fmt)}
 
 
+def kpi_notes(block, fmt=str):
+    """What each KPI means and counts, and why a value is missing: {availability, availability_definition, mttr,
+    mttr_definition, mtbf_definition, classes: {class: (mttr text, mtbf text)}}."""
+    av = block.get("availability") or {}
+    den = av.get("denominator") or {}
+    if den.get("bom_hosts") and den["bom_hosts"] == den.get("hosts"):
+        base = "%d GPUs from the bill of materials (zhisuan_expected.gpu_count, or the GPU profile) of %d hosts" \
+            % (den["gpus"], den["hosts"])
+    elif den.get("bom_hosts"):
+        base = ("%d GPUs: the bill of materials of %d hosts, the most GPUs seen on the other %d (no expected count "
+                "judged there)" % (den["gpus"], den["bom_hosts"], den["hosts"] - den["bom_hosts"]))
+    else:
+        base = "%d GPUs: the most seen on each of %d hosts (no bill of materials count was judged)" \
+            % (den.get("gpus", 0), den.get("hosts", 0))
+    if av.get("pct") is None:
+        value = "\u2014 (no run recorded a GPU count, so there is nothing to count against)"
+    elif av.get("method") == "time-weighted":
+        value = "%s %% (%s of %s GPU-hours healthy)" % (fmt(av["pct"]), fmt(av["gpu_hours_healthy"]), fmt(av["gpu_hours_total"]))
+    else:
+        value = "%s %% (%s of %s GPUs healthy in the one run so far)" % (fmt(av["pct"]), av["gpus_healthy"], av["gpus_total"])
+    definition = ("Healthy GPU-hours / GPU-hours between the first and the last run, each interval counted as its "
+                  "first run found it; a GPU is unhealthy while a gpu, xid, dcgm or burn check fails or errors on it "
+                  "(all of a host's GPUs when the host is unreachable or the failure names no GPU). Denominator: %s."
+                  % base)
+    if block.get("mttr_h") is not None:
+        mttr = "%s h" % fmt(block["mttr_h"])
+    elif not block.get("faults_total"):
+        mttr = "\u2014 (no fault seen in the history yet, so nothing to repair)"
+    else:
+        mttr = "\u2014 (no repair yet: %s found fixed by a later run or logged as repaired)" \
+            % ("the fault was not" if block["faults_total"] == 1 else "none of the %d faults was" % block["faults_total"])
+    classes = {}
+    for row in block.get("classes") or []:
+        mttr_c = fmt(row["mttr_h"]) if row.get("mttr_h") is not None else "\u2014 (no repair yet)"
+        if row.get("mtbf_h") is not None:
+            mtbf_c = fmt(row["mtbf_h"])
+        elif not row.get("faults"):
+            mtbf_c = "\u2014 (no fault of this class)"
+        else:
+            mtbf_c = "\u2014 (one run only: no time between runs yet)"
+        classes[row["class"]] = (mttr_c, mtbf_c)
+    return {"availability": value, "availability_definition": definition, "mttr": mttr,
+            "mttr_definition": "Mean hours from the run that first found a fault (or its detection time in the "
+                               "remediation log) to the run that found it gone (or its logged repair).",
+            "mtbf_definition": "Host-hours observed (hosts x hours between the first and the last run) less the hours "
+                               "spent in a fault of the class, per fault of the class.",
+            "classes": classes}
+
+
 def history_sections(results, history=None, remediation=None, fmt=str):
     """{changes, outliers, kpis}: changes is None without a previous run of the same kind in ``history``; kpis is
     None without a history."""
@@ -254,5 +309,6 @@ def history_sections(results, history=None, remediation=None, fmt=str):
     run_id = (results.get("run") or {}).get("id")
     if history is not None and not any((doc.get("run") or {}).get("id") == run_id for doc in runs):
         runs.append(results)
-    return {"changes": changes, "outliers": outliers or None,
-            "kpis": kpis(runs, remediation) if history is not None else None}
+    block = kpis(runs, remediation) if history is not None else None
+    return {"changes": changes, "outliers": outliers or None, "kpis": block,
+            "kpi_notes": kpi_notes(block, fmt) if block else None}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, make_check, worst_status
@@ -19,6 +20,8 @@ SCHEMA_ID = "zhisuan.ops/results/v1"
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "data", "schema", "results-v1.json")
 HOST_STATUSES = ("pass", "warn", "fail", "error", "unreachable")
 CHECK_STATUSES = tuple(sorted(SEVERITY, key=SEVERITY.get))
+
+_COLLECTION_ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 try:
     import jsonschema
@@ -34,7 +37,8 @@ def host_record(name, checks, facts=None, unreachable=False, message=None):
         record["message"] = message or "host was unreachable; no checks ran"
         return record
     if not record["checks"]:
-        msg = message or "no check was recorded for this host: a task failed before its checks were kept (see the Ansible log)"
+        msg = message or ("no check was recorded for this host: the run kept none of its checks (it was targeted, "
+                          "but no selected family ran on it)")
         record["checks"].append(make_check(
             "run.host.tasks", name, "error", component="Ansible run", observed="no checks", expected="checks recorded",
             message=msg, remedy="investigate"))
@@ -42,6 +46,78 @@ def host_record(name, checks, facts=None, unreachable=False, message=None):
     if message:
         record["message"] = message
     return record
+
+
+# The host fact where zhisuan.ops.check keeps a node's checks of one run (its ``run`` names the run): one task per
+# node keeps them, with no set_fact. The record reads it beside results_checks, which set_fact-based roles keep.
+NODE_RECORD_FACT = "results_node_record"
+
+
+def host_inputs(host_vars, run_id):
+    """``(checks, facts, unreachable)`` a targeted host kept in run ``run_id``: its node record (the check action's
+    fact, when it belongs to this run) first, then what the results role kept (preflight, rescues, other families)."""
+    checks = list(host_vars.get("results_checks") or [])
+    facts = dict(host_vars.get("results_host_facts") or {})
+    unreachable = bool(host_vars.get("results_unreachable"))
+    record = (host_vars.get("ansible_facts") or {}).get(NODE_RECORD_FACT)
+    if isinstance(record, dict) and record.get("run") == run_id:
+        checks = list(record.get("checks") or []) + checks
+        facts = dict(record.get("facts") or {}, **facts)
+        unreachable = unreachable or bool(record.get("unreachable"))
+    return checks, facts, unreachable
+
+
+def collection_version():
+    """The collection's version, from MANIFEST.json (an installed collection) or galaxy.yml (a checkout)."""
+    for name in ("MANIFEST.json", "galaxy.yml"):
+        path = os.path.join(_COLLECTION_ROOT, name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as handle:
+            for line in handle:
+                stripped = line.strip().strip(",")
+                if stripped.startswith(("version:", '"version":')):
+                    return stripped.split(":", 1)[1].strip().strip('"')
+    return "unknown"
+
+
+def _tail(text, limit):
+    text = text if isinstance(text, str) else ("" if text is None else str(text))
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def failed_task_check(host, task, action, result, family="run"):
+    """The ``error`` check of a task that failed unexpectedly: its own words (module, msg, rc, stderr tail).
+
+    ``result`` is the task's result (a rescue's ``ansible_failed_result``); of a loop, the first failed item speaks.
+    The task's arguments are never copied: they may hold secrets.
+    """
+    result = dict(result or {})
+    items = [item for item in result.get("results") or [] if isinstance(item, dict) and item.get("failed")]
+    if items and not result.get("rc") and not result.get("stderr"):
+        result = dict(items[0], msg=items[0].get("msg") or result.get("msg"))
+    msg = result.get("msg") or result.get("reason") or "the task failed without a message"
+    msg = _tail(msg if isinstance(msg, str) else json.dumps(msg, default=str), 1000)
+    module = action or "unknown module"
+    message = "Task '%s' (%s) failed unexpectedly: %s" % (task or "unnamed", module, msg)
+    evidence = ["task: %s" % (task or "unnamed"), "module: %s" % module, "msg: %s" % msg]
+    if result.get("rc") is not None:
+        message += " (rc %s)" % result["rc"]
+        evidence.append("rc: %s" % result["rc"])
+    stderr = _tail(result.get("stderr") or result.get("module_stderr"), 800)
+    if stderr:
+        message += "; stderr: %s" % _tail(stderr.splitlines()[-1], 300)
+        evidence.append("stderr (tail): %s" % stderr)
+    stdout = _tail(result.get("stdout") or result.get("module_stdout"), 400)
+    if stdout:
+        evidence.append("stdout (tail): %s" % stdout)
+    if result.get("exception") and "traceback unavailable" not in str(result["exception"]):
+        evidence.append("exception (tail): %s" % _tail(result["exception"], 800))
+    family = re.sub(r"[^a-z0-9_]", "_", (family or "run").lower()) or "run"
+    return make_check("%s.task.failed" % family, host, "error", component="Ansible task %s" % (task or module),
+                      observed="failed", expected="the task completes", message=message, remedy="investigate",
+                      evidence="\n".join(evidence))
 
 
 def build_results(run, hosts, cluster_checks=None, cluster_data=None):

@@ -12,16 +12,14 @@ from __future__ import annotations
 import os
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolNotFound, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import gpu_burn
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import resolve, run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, resolve, run, tool_failed
 
 # Seconds added to the burn duration for the default timeout: CUDA start-up and memory allocation on every GPU,
 # plus the 30 s newer gpu_burn builds always wait after SIGTERM before they check their workers
 # (SIGTERM_TIMEOUT_THRESHOLD_SECS in gpu_burn-drv.cpp).
 TIMEOUT_MARGIN_S = 120
-# Characters of stdout kept in an error: the END of gpu_burn's output says what went wrong.
-_KEEP = 2000
 
 
 def default_timeout(duration):
@@ -39,20 +37,6 @@ def build_argv(program, duration, doubles=False, tensor_cores=False):
         argv.append("-tc")
     argv.append(str(int(duration)))
     return argv
-
-
-def _tail(text):
-    if len(text) > _KEEP:
-        return "[... %d characters before]\n%s" % (len(text) - _KEEP, text[-_KEEP:])
-    return text
-
-
-def _first_line(*texts):
-    for text in texts:
-        for line in text.replace("\r", "\n").splitlines():
-            if line.strip():
-                return line.strip()
-    return "no output"
 
 
 def run_burn(program, duration, doubles=False, tensor_cores=False, timeout=None, workdir=None, warn=None):
@@ -74,14 +58,13 @@ def run_burn(program, duration, doubles=False, tensor_cores=False, timeout=None,
     result = run(argv, timeout=timeout, tool=gpu_burn.TOOL, ok_rcs=None, cwd=workdir)
     elapsed = time.monotonic() - started
     if result.rc != 0:
-        reason = gpu_burn.failure_reason(result.stderr, result.stdout) or _first_line(result.stderr, result.stdout)
-        raise ToolFailed(gpu_burn.TOOL, "exited with rc %s: %s" % (result.rc, reason), cmd=result.argv,
-                         rc=result.rc, stdout=_tail(result.stdout), stderr=_tail(result.stderr))
+        # gpu_burn prints its verdict last: the tail of its output is kept (splitlines also splits its \r progress)
+        reason = gpu_burn.failure_reason(result.stderr, result.stdout) or first_line(result.stderr, result.stdout)
+        raise tool_failed(result, gpu_burn.TOOL, "exited with rc %s: %s" % (result.rc, reason), tail=True)
     try:
         facts = gpu_burn.parse(result.stdout, result.stderr, warn=warn)
     except ZhisuanError as exc:
-        exc.cmd, exc.rc, exc.stdout, exc.stderr = result.argv, result.rc, _tail(result.stdout), _tail(result.stderr)
-        raise
+        raise attach(exc, result, tail=True)
     if facts["doubles"] is None:
         facts["doubles"] = bool(doubles)
     if facts["tensor_cores"] is None:
@@ -98,7 +81,7 @@ def run_burn(program, duration, doubles=False, tensor_cores=False, timeout=None,
 def collect_burn(module):
     params = module.params
     if params["duration"] <= 0:
-        module.fail_json(msg="duration must be a positive number of seconds, got %s" % params["duration"])
+        raise OptionError("duration", "duration must be a positive number of seconds, got %s" % params["duration"])
     facts = run_burn(params["gpu_burn_path"], params["duration"], doubles=params["doubles"],
                      tensor_cores=params["tensor_cores"], timeout=params["timeout"], workdir=params["workdir"],
                      warn=module.warn)

@@ -7,18 +7,20 @@
 
 """gpu_info's work: one nvidia-smi round trip (or a saved dump) → normalised facts.
 
-The same run also reads ``nvidia-smi nvlink -s`` (option ``nvlink``) into each GPU's ``nvlink`` fact. The ``-q -x``
-call is the one that must work: when only the nvlink call fails, the facts are still returned, with the reason in
-``nvlink_error``, so the judge turns that into an ``error`` check for NVLink alone.
+The same run also reads ``nvidia-smi nvlink -s`` (option ``nvlink``) into each GPU's ``nvlink`` fact and, with
+``nvlink_errors_window`` > 0, ``nvidia-smi nvlink -e`` twice that many seconds apart into ``nvlink_errors`` (the
+counters' growth over the window). The ``-q -x`` call is the one that must work: when only an nvlink call fails, the
+facts are still returned, with the reason in ``nvlink_error`` / ``nvlink_errors_error``, so the judge turns that into
+an ``error`` check for NVLink alone.
 """
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ToolNotFound, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _clip as clip
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _first_line as first_line
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+import time
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink, nvlink_errors, nvml
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, run, tool_failed
 
 
 def read_dump(path):
@@ -47,8 +49,7 @@ def read_nvlink(nvidia_smi_path, timeout, warn=None):
         warn("nvidia-smi nvlink -s exited with rc %s but printed the state of %d GPU(s); kept"
              % (result.rc, len(status)))
     if not status:
-        raise ToolFailed(nvlink.TOOL, "exited with rc %s: %s" % (result.rc, first_line(result.stderr, result.stdout)),
-                         cmd=result.argv, rc=result.rc, stdout=clip(result.stdout), stderr=clip(result.stderr))
+        raise tool_failed(result, nvlink.TOOL)
     return status
 
 
@@ -62,6 +63,35 @@ def with_nvlink(facts, nvidia_smi_path, timeout, warn=None):
         return result
     result = nvlink.attach(facts, status, warn=warn)
     result["nvlink_error"] = None
+    return result
+
+
+def read_nvlink_errors(nvidia_smi_path, timeout, window_s, sleep=time.sleep):
+    """``nvidia-smi nvlink -e`` read twice, ``window_s`` seconds apart: ``{"window_s", "gpus": growth, "unparsed"}``.
+    Raises a ZhisuanError (tool ``nvidia-smi nvlink -e``)."""
+    reads = []
+    for turn in range(2):
+        if turn:
+            sleep(window_s)
+        result = run([nvidia_smi_path, "nvlink", "-e"], timeout=timeout, tool=nvlink_errors.TOOL)
+        try:
+            reads.append(nvlink_errors.parse(result.stdout))
+        except ZhisuanError as exc:
+            raise attach(exc, result)
+    return {"window_s": window_s, "gpus": nvlink_errors.growth(reads[0], reads[1], window_s),
+            "unparsed": reads[1]["unparsed"]}
+
+
+def with_nvlink_errors(facts, nvidia_smi_path, timeout, window_s, sleep=time.sleep):
+    """``facts`` with ``nvlink_errors`` (the growth over the window, None when not read) and ``nvlink_errors_error``."""
+    result = dict(facts)
+    result["nvlink_errors"], result["nvlink_errors_error"] = None, None
+    if not window_s:
+        return result
+    try:
+        result["nvlink_errors"] = read_nvlink_errors(nvidia_smi_path, timeout, window_s, sleep=sleep)
+    except ZhisuanError as exc:
+        result["nvlink_errors_error"] = exc.message
     return result
 
 
@@ -84,6 +114,12 @@ def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
         facts = _no_nvlink(nvidia_smi.parse(read_dump(params["src"]), warn=module.warn))
-    else:
-        facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
-    return {"gpu": facts}
+        return {"gpu": with_nvlink_errors(facts, None, None, 0)}
+    if params.get("source") == "nvml":
+        return {"gpu": with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0)}
+    window = params.get("nvlink_errors_window") or 0
+    if window < 0:
+        raise OptionError("nvlink_errors_window", "nvlink_errors_window must be 0 (off) or a number of seconds, got %s"
+                          % window)
+    facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
+    return {"gpu": with_nvlink_errors(facts, params["nvidia_smi_path"], params["timeout"], window)}

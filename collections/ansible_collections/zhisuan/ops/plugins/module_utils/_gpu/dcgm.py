@@ -5,7 +5,7 @@
 #
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
-"""``dcgmi diag -r N -j`` and ``dcgmi health -c -j`` -> the ``dcgm`` / ``dcgm_health`` facts.
+"""``dcgmi diag -r N -j`` -> the ``dcgm`` facts, and the JSON helpers ``dcgm_health`` (``dcgmi health -c -j``) shares.
 
 The diag JSON has no stable schema. What the parser accepts, and where each shape comes from:
 
@@ -58,13 +58,6 @@ _TEST_SLUGS = {
 }
 # Deployment (software) tests: one category in 2.x/3.x, one test named "software" in 4.x.
 SOFTWARE_CATEGORY = "deployment"
-_HEALTH_WORDS = {"healthy": "Healthy", "warning": "Warning", "failure": "Failure", "internal error": "Internal error"}
-# dcgmi Health.cpp HelperSystemToString -> the check's subject.
-_HEALTH_SYSTEMS = {
-    "pcie system": "pcie", "nvlink system": "nvlink", "pmu system": "pmu", "mcu system": "mcu",
-    "memory system": "memory", "sm system": "sm", "inforom system": "inforom", "thermal system": "thermal",
-    "power system": "power", "driver": "driver",
-}
 _NOT_SUPPORTED = frozenset(("", "<<<NOT_SUPPORTED>>>"))
 _JSON_START_RE = re.compile(r"^[ \t]*\{", re.MULTILINE)
 
@@ -124,10 +117,18 @@ def _int(value):
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.match(r"^\s*\d+\s*$", value):
+        return value if 0 <= value < 2 ** 32 else None  # an id or a code: never negative, never huge
+    if isinstance(value, str) and _ID_RE.match(value):
         return int(value)
     return None
+
+
+# A GPU id or code as text: ASCII digits only (str.isdigit() accepts Unicode digits), at most 9 of them.
+_ID_RE = re.compile(r"^\s*[0-9]{1,9}\s*$", re.ASCII)
+
+
+def _is_id(text):
+    return bool(_ID_RE.match(text))
 
 
 def _text(value):
@@ -192,9 +193,9 @@ def _entity(raw, where, warn):
         return None, "%s %d" % (group, entity_id)
     if "gpu_ids" in raw:
         ids = [part.strip() for part in str(raw["gpu_ids"]).split(",") if part.strip()]
-        if len(ids) == 1 and ids[0].isdigit():
+        if len(ids) == 1 and _is_id(ids[0]):
             return int(ids[0]), "GPU %s" % ids[0]
-        if ids and all(part.isdigit() for part in ids):
+        if ids and all(_is_id(part) for part in ids):
             return None, "GPUs %s" % ",".join(ids)
         warn("dcgmi diag: unreadable gpu_ids %r in %s; please report" % (raw["gpu_ids"], where))
     return None, None
@@ -217,7 +218,8 @@ def _test(raw, category, where, warn):
         warn("dcgmi diag: a test without a name in %s; please report" % where)
         return None
     where = "test %r" % name
-    results = raw.get("results") or []
+    results = raw.get("results")
+    results = [] if results is None else results
     if not isinstance(results, list):
         warn("dcgmi diag: 'results' of %s is not a list; please report" % where)
         results = []
@@ -250,12 +252,22 @@ def overall_status(statuses):
     return None
 
 
+def _list(value):
+    """A JSON list, or an empty one for anything else (``x.get(k) or []`` guards against null only)."""
+    return value if isinstance(value, list) else []
+
+
+def _clip(value, limit=200):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _entities(doc):
     out = []
-    for group in doc.get("entity_groups") or []:
+    for group in _list(doc.get("entity_groups")):
         if not isinstance(group, dict) or str(group.get("entity_group", "")).upper() != "GPU":
             continue
-        for entity in group.get("entities") or []:
+        for entity in _list(group.get("entities")):
             if isinstance(entity, dict) and _int(entity.get("entity_id")) is not None:
                 serial = _text(entity.get("serial_num"))
                 out.append({"gpu": _int(entity.get("entity_id")), "device_id": _text(entity.get("device_id")),
@@ -263,8 +275,24 @@ def _entities(doc):
     return out
 
 
+def _guarded(command, parser, *args, **kwargs):
+    """Any error reading a document of an unexpected shape is a ParseError naming dcgmi and the command."""
+    try:
+        return parser(*args, **kwargs)
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+        raise ParseError(TOOL, "the JSON of `dcgmi %s -j` has an unexpected shape (%s: %s); please report"
+                         % (command, type(exc).__name__, str(exc)[:200]))
+
+
 def parse_diag(text, level=None, warn=None):
-    """``dcgmi diag -r N -j`` output -> ``dcgm`` facts (see the module docstring for the shapes accepted)."""
+    """``dcgmi diag -r N -j`` output -> ``dcgm`` facts (see the module docstring for the shapes accepted).
+
+    ``unreadable`` lists the parts of the document that were not objects (a test category, a test): the judge turns
+    them into an ``error``, as one of them may have held a failed test."""
+    return _guarded("diag", _parse_diag, text, level=level, warn=warn)
+
+
+def _parse_diag(text, level=None, warn=None):
     warn = warn or _ignore
     doc, messages = _document(text, "diag", warn)
     root_key, schema = next(((key, name) for key, name in DIAG_ROOTS if key in doc), (None, None))
@@ -280,12 +308,14 @@ def parse_diag(text, level=None, warn=None):
     categories = root.get("test_categories")
     if not isinstance(categories, list):
         raise ParseError(TOOL, "%r in the JSON of `dcgmi diag -j` has no 'test_categories' list" % root_key)
-    tests = []
+    tests, unreadable = [], []
     for position, category in enumerate(categories):
         if category is None:
             continue
         if not isinstance(category, dict) or not isinstance(category.get("tests") or [], list):
-            warn("dcgmi diag: unexpected test category #%d %r; please report" % (position, category))
+            # Not dropped silently: a failed test may be in it, so the judge says the output is partly unreadable.
+            warn("dcgmi diag: unexpected test category #%d %r; please report" % (position, _clip(category)))
+            unreadable.append("test category #%d (%s)" % (position, type(category).__name__))
             continue
         name = _text(category.get("category"))
         for test in category.get("tests") or []:
@@ -294,7 +324,8 @@ def parse_diag(text, level=None, warn=None):
                 if parsed is not None:
                     tests.append(parsed)
             elif test is not None:
-                warn("dcgmi diag: unexpected test %r in category %r; please report" % (test, name))
+                warn("dcgmi diag: unexpected test %r in category %r; please report" % (_clip(test), name))
+                unreadable.append("a test of category %r (%s)" % (name, type(test).__name__))
     metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     statuses = []
     for test in tests:
@@ -311,66 +342,5 @@ def parse_diag(text, level=None, warn=None):
         "tests": tests,
         "entities": _entities(doc),
         "messages": messages,
-    }
-
-
-# --------------------------------------------------------------------------------------------- health
-
-def _value(node):
-    """A dcgmi output box: ``{"value": ..., "overflow": [...], "children": {...}}``."""
-    return _text(node.get("value")) if isinstance(node, dict) else None
-
-
-def _health(raw, where, warn):
-    word = _HEALTH_WORDS.get((raw or "").strip().lower())
-    if word is None:
-        warn("dcgmi health: unknown health value %r in %s; please report" % (raw, where))
-        return raw or "Unknown"
-    return word
-
-
-def _children(node):
-    children = node.get("children") if isinstance(node, dict) else None
-    return children if isinstance(children, dict) else {}
-
-
-def parse_health(text, warn=None):
-    """``dcgmi health -c -j`` output -> ``dcgm_health`` facts: overall health, entities and incidents."""
-    warn = warn or _ignore
-    doc, messages = _document(text, "health -c", warn)
-    body = doc.get("body")
-    if not isinstance(body, dict):
-        raise ParseError(TOOL, "the JSON of `dcgmi health -c -j` has no 'body' object")
-    overall_raw = _value(body.get("Overall Health"))
-    if overall_raw is None:
-        raise ParseError(TOOL, "the JSON of `dcgmi health -c -j` has no 'Overall Health' value")
-    entities, incidents = [], []
-    for group, section in body.items():
-        if group == "Overall Health":
-            continue
-        if not _children(section):
-            warn("dcgmi health: unexpected section %r; please report" % group)
-            continue
-        for entity_id, node in _children(section).items():
-            gpu = int(entity_id) if group.upper() == "GPU" and str(entity_id).isdigit() else None
-            label = "%s %s" % (group, entity_id)
-            entities.append({"entity": label, "gpu": gpu, "health": _health(_value(node), label, warn)})
-            for system, detail in _children(_children(node).get("Errors")).items():
-                overflow = detail.get("overflow") if isinstance(detail, dict) else None
-                parts = [part.strip() for part in (overflow if isinstance(overflow, list) else []) if isinstance(part, str)]
-                incidents.append({
-                    "entity": label,
-                    "gpu": gpu,
-                    "system": _HEALTH_SYSTEMS.get(system.strip().lower(), slugify(system)),
-                    "system_name": system,
-                    "health": _health(_value(detail), "%s %s" % (label, system), warn),
-                    "message": " ".join(part for part in parts if part),
-                })
-    header = doc.get("header")
-    return {
-        "overall": _health(overall_raw, "Overall Health", warn),
-        "entities": entities,
-        "incidents": incidents,
-        "header": [item for item in header if isinstance(item, str)] if isinstance(header, list) else [],
-        "messages": messages,
+        "unreadable": unreadable,
     }

@@ -13,26 +13,13 @@ with any exit code accepted and the exit code only decides the error when there 
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ToolFailed, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, dcgm_health
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, run, tool_failed
 
 # Seconds per level: the nominal duration (shared/REFERENCE.md 1e: r1 seconds, r2 ~2 min, r3 ~15 min, r4 "extended",
 # 1-2 h often quoted) with margin; dcgmi diag is known to hang, so every level has a hard limit.
 DEFAULT_TIMEOUTS = {1: 120, 2: 600, 3: 1800, 4: 7200}
-_KEEP = 2000
-
-
-def _clip(text):
-    return text if len(text) <= _KEEP else text[:_KEEP] + "\n[... %d more characters]" % (len(text) - _KEEP)
-
-
-def _first_line(*texts):
-    for text in texts:
-        for line in text.splitlines():
-            if line.strip():
-                return line.strip()
-    return "no output"
 
 
 def _parse(result, parser):
@@ -42,12 +29,11 @@ def _parse(result, parser):
         return parser(result.stdout)
     except ZhisuanError as exc:
         if isinstance(exc, ParseError) and result.rc != 0:
-            exc = ToolFailed(dcgm.TOOL, "exited with rc %s: %s" % (
-                result.rc, _first_line(result.stderr) if result.stderr.strip() else exc.detail))
-        elif isinstance(exc, ToolFailed) and result.rc != 0:
-            exc = ToolFailed(dcgm.TOOL, "exited with rc %s: %s" % (result.rc, exc.detail))
-        exc.cmd, exc.rc, exc.stdout, exc.stderr = result.argv, result.rc, _clip(result.stdout), _clip(result.stderr)
-        raise exc
+            raise tool_failed(result, dcgm.TOOL, "exited with rc %s: %s" % (
+                result.rc, first_line(result.stderr) if result.stderr.strip() else exc.detail))
+        if isinstance(exc, ToolFailed) and result.rc != 0:
+            raise tool_failed(result, dcgm.TOOL, "exited with rc %s: %s" % (result.rc, exc.detail))
+        raise attach(exc, result)
 
 
 def diag_argv(dcgmi_path, level, gpus=None):
@@ -63,7 +49,7 @@ def collect_dcgm_diag(module):
     gpus = params["gpus"] or []
     bad = [gpu for gpu in gpus if gpu < 0]
     if bad:
-        module.fail_json(msg="gpus must be DCGM GPU ids (0, 1, ...), got %s" % bad)
+        raise OptionError("gpus", "gpus must be DCGM GPU ids (0, 1, ...), got %s" % bad)
     timeout = params["timeout"] or DEFAULT_TIMEOUTS[level]
     result = run(diag_argv(params["dcgmi_path"], level, gpus), timeout=timeout, tool=dcgm.TOOL, ok_rcs=None)
     facts = _parse(result, lambda text: dcgm.parse_diag(text, level=level, warn=module.warn))
@@ -76,6 +62,6 @@ def collect_dcgm_diag(module):
 def collect_dcgm_health(module):
     params = module.params
     result = run([params["dcgmi_path"], "health", "-c", "-j"], timeout=params["timeout"], tool=dcgm.TOOL, ok_rcs=None)
-    facts = _parse(result, lambda text: dcgm.parse_health(text, warn=module.warn))
+    facts = _parse(result, lambda text: dcgm_health.parse_health(text, warn=module.warn))
     facts["rc"] = result.rc
     return {"dcgm_health": facts}

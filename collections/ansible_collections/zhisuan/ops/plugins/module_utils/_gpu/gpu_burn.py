@@ -41,21 +41,21 @@ MAX_SAMPLES = 120
 _MAX_WARNINGS = 5
 
 _PROGRESS_RE = re.compile(
-    r"^(?P<pct>\d+(?:\.\d+)?)%\s+proc'd:\s*(?P<procd>.*?)\s+errors:\s*(?P<errors>.*?)"
-    r"\s+temps:\s*(?P<temps>.*?)(?:\s+power:\s*(?P<power>.*?))?\s*$")
-_PROCD_ITEM_RE = re.compile(r"^(-?\d+) \((-?\d+(?:\.\d+)?) Gflop/s\)$")
-_ERRORS_ITEM_RE = re.compile(r"^(-?\d+)\s*(?:\((WARNING|DIED)!\))?$")
-_TEMP_ITEM_RE = re.compile(r"^(?:(-?\d+) C|--)$")
-_POWER_ITEM_RE = re.compile(r"^(?:(-?\d+) W|--)$")
-_LIST_RE = re.compile(r"^GPU (\d+): (.+?) \(UUID: ([^)]+)\)$")
+    r"^(?P<pct>[0-9]{1,15}(?:\.[0-9]{1,9})?)%\s+proc'd:\s*(?P<procd>.*?)\s+errors:\s*(?P<errors>.*?)"
+    r"\s+temps:\s*(?P<temps>.*?)(?:\s+power:\s*(?P<power>.*?))?\s*$", re.ASCII)
+_PROCD_ITEM_RE = re.compile(r"^(-?[0-9]{1,15}) \((-?[0-9]{1,15}(?:\.[0-9]{1,9})?) Gflop/s\)$", re.ASCII)
+_ERRORS_ITEM_RE = re.compile(r"^(-?[0-9]{1,15})\s*(?:\((WARNING|DIED)!\))?$", re.ASCII)
+_TEMP_ITEM_RE = re.compile(r"^(?:(-?[0-9]{1,4}) C|--)$", re.ASCII)
+_POWER_ITEM_RE = re.compile(r"^(?:(-?[0-9]{1,6}) W|--)$", re.ASCII)
+_LIST_RE = re.compile(r"^GPU ([0-9]{1,4}): (.+?) \(UUID: ([^)]+)\)$", re.ASCII)
 _INIT_RE = re.compile(
-    r"Initialized device (\d+) with (\d+) MB of memory \((\d+) MB available, using (\d+) MB of it\), "
-    r"using (DOUBLES|FLOATS)(, using Tensor Cores)?")
-_TESTED_RE = re.compile(r"^Tested (\d+) GPUs:$")
-_VERDICT_RE = re.compile(r"^GPU (\d+): (OK|FAULTY)$")
-_SUMMARY_RE = re.compile(r"^Summary at:\s*(.*)$")
-_BURNING_RE = re.compile(r"Burning for (\d+) seconds\.")
-_COMPARE_RE = re.compile(r"Using compare file: (\S+)")
+    r"Initialized device ([0-9]{1,4}) with ([0-9]{1,9}) MB of memory \(([0-9]{1,9}) MB available, using ([0-9]{1,9}) MB of it\), "
+    r"using (DOUBLES|FLOATS)(, using Tensor Cores)?", re.ASCII)
+_TESTED_RE = re.compile(r"^Tested ([0-9]{1,4}) GPUs:$", re.ASCII)
+_VERDICT_RE = re.compile(r"^GPU ([0-9]{1,4}): (OK|FAULTY)$", re.ASCII)
+_SUMMARY_RE = re.compile(r"^Summary at:\s*(.*)$", re.ASCII)
+_BURNING_RE = re.compile(r"Burning for ([0-9]{1,9}) seconds\.", re.ASCII)
+_COMPARE_RE = re.compile(r"Using compare file: (\S+)", re.ASCII)
 # Lines gpu_burn prints that carry nothing the facts need.
 _QUIET_RE = re.compile(
     r"^(?:Results are \d+ bytes each, thus performing \d+ iterations|Freed memory for dev \d+|Uninitted cublas"
@@ -296,6 +296,16 @@ def _gpu_facts(state, gpu):
 
 
 def parse(stdout, stderr="", warn=None):
+    """Facts from one gpu_burn run (see ``_parse``); any other error reading odd output is a ParseError."""
+    try:
+        return _parse(stdout, stderr, warn=warn)
+    except (ParseError, ToolFailed):
+        raise
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError, OverflowError, StopIteration) as exc:
+        raise ParseError(TOOL, "unexpected output (%s: %s); please report" % (type(exc).__name__, str(exc)[:200]))
+
+
+def _parse(stdout, stderr="", warn=None):
     """Facts from one gpu_burn run's stdout (and stderr). See the module docstring for the format.
 
     Raises ``ToolFailed`` when gpu_burn reports that it could not run (no CUDA device, compare kernel not found, no

@@ -8,7 +8,7 @@
 """``nvidia-smi -q`` / ``nvidia-smi -q -x`` -> the GPU facts of docs/gpu-facts.md.
 
 Each form is first read into the same neutral tree (``_nvsmi_tree``); ONE normaliser then walks it with
-the alias tables below, which list the XML tag and the text label of every field side by side, so
+the alias tables of ``_nvsmi_fields``, which list the XML tag and the text label of every field side by side, so
 the two forms cannot drift apart. Pure functions, stdlib only; ``warn(msg)`` reports what the tables
 do not know (a new driver's field) instead of failing.
 """
@@ -18,6 +18,9 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_fields import (
+    CHECKED_SECTIONS, FIELDS, KNOWN, REMAPPED_ROWS, THROTTLE_ALIASES, THROTTLE_KEYS, THROTTLE_PREFIXES, THROTTLE_SECTIONS,
+)
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_tree import (
     TOOL, prepare, text_tree, warn_once, xml_tree,
 )
@@ -29,152 +32,28 @@ _NOT_AVAILABLE = frozenset((
 ))
 _TRUE = frozenset(("enabled", "yes", "active"))
 _FALSE = frozenset(("disabled", "no", "not active"))
-_NUMBER_RE = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*(?:[A-Za-z%/]+(?:\(s\))?)?$")
+# ASCII digits only (re.ASCII: no Unicode digit is a number here), at most 15 before the point, one point at most.
+_NUMBER_RE = re.compile(r"^([-+]?[0-9]{1,15}(?:\.[0-9]{1,9})?)\s*(?:[A-Za-z%/]+(?:\(s\))?)?$", re.ASCII)
+# What a reading can physically be, by fact path prefix (first match wins); a value outside is damage, not a
+# reading: null, listed in ``unreadable``. The T.Limit temperatures are margins to the slowdown point (negative when
+# the GPU runs past it); every other reading and counter is >= 0.
+_PLAUSIBLE = (
+    ("temperature.", (-300, 300), ("tlimit",)),
+    ("temperature.", (-60, 300), ()),
+    ("power.", (0, 20000), ()),
+    ("clocks.", (0, 100000), ()),
+    ("memory.", (0, 10 ** 8), ()),
+    ("pcie.gen", (1, 16), ()),
+    ("pcie.width", (0, 64), ()),
+    ("fan_speed_pct", (0, 1000), ()),
+    ("", (0, 10 ** 15), ()),
+)
 _BUS_ID_RE = re.compile(r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$")
 
 
-def _power(*fields):
-    """Power fields live in <gpu_power_readings> (v12+ / "GPU Power Readings") or <power_readings> (older)."""
-    return tuple("%s/%s" % (section, field) for field in fields for section in ("gpu_power_readings", "power_readings"))
-
-
-# fact path, kind, tree paths (XML spelling and text spelling, slugged; the first one present wins).
-FIELDS = (
-    ("name", "str", ("product_name",)),
-    ("brand", "str", ("product_brand",)),
-    ("architecture", "str", ("product_architecture",)),
-    ("uuid", "str", ("uuid", "gpu_uuid")),
-    ("serial", "str", ("serial", "serial_number")),
-    ("vbios_version", "str", ("vbios_version",)),
-    ("persistence_mode", "bool", ("persistence_mode",)),
-    ("mig_mode.current", "str", ("mig_mode/current_mig", "mig_mode/current")),
-    ("mig_mode.pending", "str", ("mig_mode/pending_mig", "mig_mode/pending")),
-    ("memory.total_mib", "num", ("fb_memory_usage/total",)),
-    ("memory.used_mib", "num", ("fb_memory_usage/used",)),
-    ("memory.reserved_mib", "num", ("fb_memory_usage/reserved",)),
-    ("temperature.gpu_c", "num", ("temperature/gpu_temp", "temperature/gpu_current_temp")),
-    ("temperature.memory_c", "num", ("temperature/memory_temp", "temperature/memory_current_temp")),
-    ("temperature.shutdown_c", "num", ("temperature/gpu_temp_max_threshold", "temperature/gpu_shutdown_temp")),
-    ("temperature.slowdown_c", "num", ("temperature/gpu_temp_slow_threshold", "temperature/gpu_slowdown_temp")),
-    ("temperature.max_operating_c", "num",
-     ("temperature/gpu_temp_max_gpu_threshold", "temperature/gpu_max_operating_temp")),
-    ("temperature.memory_max_c", "num",
-     ("temperature/gpu_temp_max_mem_threshold", "temperature/memory_max_operating_temp")),
-    ("temperature.tlimit_c", "num", ("temperature/gpu_temp_tlimit", "temperature/gpu_t_limit_temp")),
-    ("temperature.shutdown_tlimit_c", "num",
-     ("temperature/gpu_temp_max_tlimit_threshold", "temperature/gpu_shutdown_t_limit_temp")),
-    ("temperature.slowdown_tlimit_c", "num",
-     ("temperature/gpu_temp_slow_tlimit_threshold", "temperature/gpu_slowdown_t_limit_temp")),
-    ("temperature.max_operating_tlimit_c", "num",
-     ("temperature/gpu_temp_max_gpu_tlimit_threshold", "temperature/gpu_max_operating_t_limit_temp")),
-    ("temperature.memory_max_tlimit_c", "num",
-     ("temperature/gpu_temp_max_mem_tlimit_threshold", "temperature/memory_max_operating_t_limit_temp")),
-    # "Power Draw" until ~550; newer drivers print "Average Power Draw" + "Instantaneous Power Draw".
-    ("power.draw_w", "float", _power("power_draw", "average_power_draw")),
-    ("power.instant_draw_w", "float", _power("instant_power_draw", "instantaneous_power_draw")),
-    ("power.limit_w", "float", _power("current_power_limit", "enforced_power_limit", "power_limit")),
-    ("power.default_limit_w", "float", _power("default_power_limit")),
-    ("power.min_limit_w", "float", _power("min_power_limit")),
-    ("power.max_limit_w", "float", _power("max_power_limit")),
-    ("clocks.graphics_mhz", "num", ("clocks/graphics_clock", "clocks/graphics")),
-    ("clocks.sm_mhz", "num", ("clocks/sm_clock", "clocks/sm")),
-    ("clocks.memory_mhz", "num", ("clocks/mem_clock", "clocks/memory")),
-    ("clocks.max_graphics_mhz", "num", ("max_clocks/graphics_clock", "max_clocks/graphics")),
-    ("clocks.max_sm_mhz", "num", ("max_clocks/sm_clock", "max_clocks/sm")),
-    ("clocks.max_memory_mhz", "num", ("max_clocks/mem_clock", "max_clocks/memory")),
-    ("pcie.gen_current", "num",
-     ("pci/pci_gpu_link_info/pcie_gen/current_link_gen", "pci/gpu_link_info/pcie_generation/current")),
-    ("pcie.gen_max", "num", ("pci/pci_gpu_link_info/pcie_gen/max_link_gen", "pci/gpu_link_info/pcie_generation/max")),
-    ("pcie.width_current", "num",
-     ("pci/pci_gpu_link_info/link_widths/current_link_width", "pci/gpu_link_info/link_width/current")),
-    ("pcie.width_max", "num", ("pci/pci_gpu_link_info/link_widths/max_link_width", "pci/gpu_link_info/link_width/max")),
-    ("pcie.replays", "num", ("pci/replay_counter", "pci/replays_since_reset")),
-    ("fan_speed_pct", "num", ("fan_speed",)),
-    # NVSwitch systems: the fabric manager's training of this GPU into the NVLink fabric ("Completed"/"Success").
-    ("fabric.state", "str", ("fabric/state",)),
-    ("fabric.status", "str", ("fabric/status",)),
-    ("performance_state", "str", ("performance_state",)),
-    ("ecc.mode_current", "bool", ("ecc_mode/current_ecc", "ecc_mode/current")),
-    ("ecc.mode_pending", "bool", ("ecc_mode/pending_ecc", "ecc_mode/pending")),
-    ("retired_pages.single_bit", "num",
-     ("retired_pages/multiple_single_bit_retirement/retired_count", "retired_pages/single_bit_ecc")),
-    ("retired_pages.double_bit", "num",
-     ("retired_pages/double_bit_retirement/retired_count", "retired_pages/double_bit_ecc")),
-    # XML prints both <pending_blacklist> and <pending_retirement>; text prints "Pending Page Blacklist"
-    # (older: "Pending Page Retirement"). True when any of them says Yes.
-    ("retired_pages.pending", "any", ("retired_pages/pending_blacklist", "retired_pages/pending_retirement",
-                                      "retired_pages/pending_page_blacklist", "retired_pages/pending_page_retirement",
-                                      "retired_pages/pending")),
-)
-REMAPPED_ROWS = (
-    ("correctable", "num", ("remapped_row_corr", "correctable_error")),
-    ("uncorrectable", "num", ("remapped_row_unc", "uncorrectable_error")),
-    ("pending", "bool", ("remapped_row_pending", "pending")),
-    ("failure", "bool", ("remapped_row_failure", "remapping_failure_occurred")),
-)
-THROTTLE_SECTIONS = ("clocks_event_reasons", "clocks_throttle_reasons")
-THROTTLE_KEYS = ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "hw_thermal_slowdown",
-                 "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting")
-# XML: <clocks_event_reason_gpu_idle> / <clocks_throttle_reason_gpu_idle>; text: "Idle", "Display Clock Setting".
-THROTTLE_ALIASES = {"idle": "gpu_idle", "display_clock_setting": "display_clocks_setting"}
-THROTTLE_PREFIXES = ("clocks_event_reason_", "clocks_throttle_reason_")
-
-# Fields read elsewhere or deliberately not turned into facts (both spellings). Anything else at GPU
-# level, or inside a section the normaliser reads, is reported through warn() as "please report".
-IGNORED = {
-    "gpu": frozenset((
-        "accounted_processes", "accounting_mode", "accounting_mode_buffer_size", "addressing_mode",
-        "applications_clocks", "bar1_memory_usage", "board_id", "board_part_number", "c2c_mode", "capabilities",
-        "cc_protected_memory_usage", "clock_policy", "clocks_event_reasons_counters", "compute_mode",
-        "conf_compute_protected_memory_usage", "default_applications_clocks", "deferred_clocks", "display_active",
-        "display_attached", "display_mode", "dram_encryption_mode", "driver_model", "edpp_multiplier",
-        "encoder_stats", "fbc_stats", "fru_part_number", "gpu_c2c_mode", "gpu_fru_part_number",
-        "gpu_memory_power_readings", "gpu_module_id", "gpu_operation_mode", "gpu_part_number", "gpu_pdi",
-        "gpu_recovery_action", "gpu_reset_status", "gpu_virtualization_mode", "gsp_firmware_version", "ibmnpu",
-        "inforom_bbx_flush", "inforom_bbx_object_flush", "inforom_version", "max_customer_boost_clocks",
-        "mig_device", "mig_devices", "minor_number", "module_id", "module_power_readings", "multigpu_board",
-        "platform_info", "power_smoothing", "sparse_operation_mode", "supported_clocks",
-        "supported_gpu_target_temp", "utilization", "voltage", "workload_power_profiles",
-    ) + THROTTLE_SECTIONS + ("ecc_errors", "remapped_rows", "processes")),
-    "temperature": frozenset(("gpu_target_temperature",)),
-    "fb_memory_usage": frozenset(("free",)),
-    "gpu_power_readings": frozenset(("power_state", "requested_power_limit", "power_management")),
-    "power_readings": frozenset(("power_state", "requested_power_limit", "power_management")),
-    "clocks": frozenset(("video_clock", "video")),
-    "max_clocks": frozenset(("video_clock", "video")),
-    "retired_pages": frozenset(),
-    "ecc_mode": frozenset(),
-    "mig_mode": frozenset(),
-    "remapped_rows": frozenset(("row_remapper_histogram", "bank_remap_availability_histogram",
-                                "inactive_correctable_error", "inactive_uncorrectable_error")),
-    "ecc_errors": frozenset(("volatile", "aggregate", "aggregate_uncorrectable_sram_sources",
-                             "channel_repair_pending", "tpc_repair_pending", "unrepairable_memory")),
-    "ecc_counters": frozenset(("sram_threshold_exceeded",)),
-    "fabric": frozenset(("cliqueid", "clique_id", "clusteruuid", "cluster_uuid", "health")),
-}
-# Sections whose every child must be known (a renamed field there would silently lose a fact).
-CHECKED_SECTIONS = frozenset(("temperature", "fb_memory_usage", "gpu_power_readings", "power_readings", "clocks",
-                              "max_clocks", "retired_pages", "ecc_mode", "mig_mode"))
 _HEADER_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus", "gpu")
 _ATTACHED = {"xml": "<attached_gpus>", "text": '"Attached GPUs"'}
 _FORM = {"xml": "XML", "text": "text"}
-
-
-def _known_keys():
-    known = {}
-    for _path, _kind, alternatives in FIELDS:
-        for alt in alternatives:
-            parts = alt.split("/")
-            known.setdefault("gpu", set()).add(parts[0])
-            if len(parts) > 1:
-                known.setdefault(parts[0], set()).add(parts[1])
-    for section, keys in IGNORED.items():
-        known.setdefault(section, set()).update(keys)
-    known["remapped_rows"].update(alt for _f, _k, alts in REMAPPED_ROWS for alt in alts)
-    return known
-
-
-KNOWN = _known_keys()
 
 
 def _set(target, dotted, value):
@@ -207,8 +86,33 @@ def _value(raw, kind, path, gpu, warn):
         match = _NUMBER_RE.match(text)
         if match:
             number = float(match.group(1))
+            if not _plausible(path, number):
+                return _unreadable(gpu, path, "nvidia-smi: implausible value %r for %s, taken as unreadable"
+                                   % (text[:60], path), warn)
             return number if kind == "float" or not number.is_integer() else int(number)
+        if _ODD_NUMBER_RE.match(text):
+            return _unreadable(gpu, path, "nvidia-smi: unreadable number %r for %s" % (text[:60], path), warn)
     warn("nvidia-smi: unexpected value %r for %s; please report" % (text[:60], path))
+    return None
+
+
+# Something that tries to be a number but is not one we can trust: too many digits, 1.2.3, NaN, inf, Unicode digits.
+# (A word where a number belongs, "fast", stays a plain "unexpected value" warning with a null reading.)
+_ODD_NUMBER_RE = re.compile(
+    r"^[-+]?(?:[0-9.,]*[0-9][0-9.,]*(?:e[-+]?[0-9]+)?|nan|inf|infinity|\d+)\s*(?:[A-Za-z%/]+(?:\(s\))?)?$", re.IGNORECASE)
+
+
+def _plausible(path, number):
+    for prefix, (low, high), needs in _PLAUSIBLE:
+        if path.startswith(prefix) and all(word in path for word in needs):
+            return low <= number <= high
+    return True
+
+
+def _unreadable(gpu, path, msg, warn):
+    if path not in gpu["unreadable"]:
+        gpu["unreadable"].append(path)
+    warn(msg)
     return None
 
 
@@ -419,8 +323,17 @@ def _check_text_complete(blocks, attached):
         ends_early = is_last and last_key is not None and last_key not in keys
         if ends_early or ("product_name" in keys and "processes" not in keys):
             raise ParseError(TOOL, "text output is truncated inside GPU block %s: %s" % (block.ident, counts))
-    if len(blocks) < attached:
+    # ``nvidia-smi -q -i <id>`` prints ONE complete GPU block while "Attached GPUs" still counts every GPU (the XML
+    # form does the same, and is accepted below): a single complete block is that selection. Several blocks but
+    # fewer than attached stay a cut at a GPU boundary (a selection of several GPUs cannot be told from one).
+    if len(blocks) < attached and not (len(blocks) == 1 and _complete(blocks[0])):
         raise ParseError(TOOL, "text output is truncated: %s" % counts)
+
+
+def _complete(block):
+    """A full ``-q`` GPU block ends with its Processes field; a ``-d`` display block has no Product Name."""
+    keys = [node.key for node in block.children]
+    return "processes" in keys or "product_name" not in keys
 
 
 def _guarded(tree_text, source, warn):

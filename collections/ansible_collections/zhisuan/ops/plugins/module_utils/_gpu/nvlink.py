@@ -27,9 +27,11 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_tree impor
 
 TOOL = "nvidia-smi nvlink"
 
-_HEADER_RE = re.compile(r"^GPU (\d+): (.*?)(?: \(UUID: (GPU-[0-9A-Za-z-]+)\))?$")
-_LINK_RE = re.compile(r"^Link (\d+): (.*)$")
-_SPEED_RE = re.compile(r"^(\d+(?:\.\d+)?) GB/s$")
+_HEADER_RE = re.compile(r"^GPU ([0-9]{1,4}): (.*?)(?: \(UUID: (GPU-[0-9A-Za-z-]+)\))?$", re.ASCII)
+_LINK_RE = re.compile(r"^Link ([0-9]{1,4}): (.*)$", re.ASCII)
+# A link speed: ASCII digits, at most 10000 GB/s (NVLink 5 runs a link at 50 GB/s); anything else is an unknown state.
+_SPEED_RE = re.compile(r"^([0-9]{1,5}(?:\.[0-9]{1,6})?) GB/s$", re.ASCII)
+_MAX_SPEED_GBS = 10000.0
 _INACTIVE = "<inactive>"
 
 # Messages printed instead of the links, lower-cased.
@@ -49,7 +51,7 @@ def _link(block, match, line, emit):
     if any(link["link"] == number for link in block["links"]):
         raise ParseError(TOOL, "GPU %d lists link %d twice (line %r)" % (block["index"], number, line))
     speed = _SPEED_RE.match(value)
-    if speed:
+    if speed and float(speed.group(1)) <= _MAX_SPEED_GBS:
         block["links"].append({"link": number, "active": True, "speed_gbs": float(speed.group(1))})
         return
     if value.lower() != _INACTIVE:
@@ -84,6 +86,16 @@ def _status(block, emit):
 
 
 def parse_status(text, warn=None):
+    """Parse ``nvidia-smi nvlink -s`` output (see ``_parse_status``); any odd input is a ParseError naming the tool."""
+    try:
+        return _parse_status(text, warn=warn)
+    except ParseError:
+        raise
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError, OverflowError) as exc:
+        raise ParseError(TOOL, "unexpected output (%s: %s); please report" % (type(exc).__name__, str(exc)[:200]))
+
+
+def _parse_status(text, warn=None):
     """Parse ``nvidia-smi nvlink -s`` output into a list of ``{index, name, uuid, nvlink}`` (one per GPU header,
     in printed order). ``nvlink`` is ``None`` for a GPU without NVLink, else
     ``{links: [{link, active, speed_gbs}], active, total, message}``.

@@ -94,7 +94,7 @@ def select(facts, targets):
         bus_id = normalize_bus_id(text)
         found = None
         for position, gpu in enumerate(gpus):
-            if (text.isdigit() and gpu.get("index") == int(text)) or (bus_id and gpu.get("pci_bus_id") == bus_id):
+            if (text.isascii() and text.isdigit() and gpu.get("index") == int(text)) or (bus_id and gpu.get("pci_bus_id") == bus_id):
                 found = position
                 break
         if found is None:

@@ -34,29 +34,35 @@ _MONTHS = dict((name, number) for number, name in enumerate(
 # "NVRM: Xid (PCI:0000:9b:00): 119, pid=…" ; older drivers omit "PCI:"; MIG adds " GPU-I:00 GPU-CI:00" after the bus.
 _XID_RE = re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: [^)]*)?\): "
-    r"(?P<code>\d+)(?:,\s*(?P<rest>.*))?$")
-_PID_RE = re.compile(r"^pid=(?P<pid>'?<unknown>'?|-?\d+)(?:, name=(?P<name>[^,]*))?(?:,\s*(?P<text>.*))?$")
+    r"(?P<code>\d{1,9})(?:,\s*(?P<rest>.*))?$", re.ASCII)
+_PID_RE = re.compile(r"^pid=(?P<pid>'?<unknown>'?|-?\d{1,19})(?:, name=(?P<name>[^,]*))?(?:,\s*(?P<text>.*))?$", re.ASCII)
 _BUS_RE = re.compile(r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})(?:\.([0-7]))?$")
 
 # Time stamps at the start of a line (after an optional dmesg --decode "kern  :warn  : " prefix).
-_KMSG_RE = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;")
+_KMSG_RE = re.compile(r"^(\d{1,3}),(\d{1,20}),(\d{1,20}),[^;]*;", re.ASCII)
 _DECODE_RE = re.compile(r"^[a-z0-9]+ *:[a-z]+ *: ")
-_ISO_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?(?=\s)")
-_CTIME_RE = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]")
-_UPTIME_RE = re.compile(r"^\[\s*(\d+\.\d+)\]")
+_ISO_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?(?=\s)", re.ASCII)
+_CTIME_RE = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]", re.ASCII)
+_UPTIME_RE = re.compile(r"^\[\s*(\d{1,12}\.\d{1,9})\]", re.ASCII)
 # An uptime stamp right before the message, as rsyslog writes kernel lines ("kernel: [680111.646286] NVRM: Xid …").
-_INNER_UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]\s*" + re.escape(XID_MARK))
+_INNER_UPTIME_RE = re.compile(r"\[\s*(\d{1,12}\.\d{1,9})\]\s*" + re.escape(XID_MARK), re.ASCII)
 
 # Xid 154: "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)".
 _RECOVERY_RE = re.compile(
-    r"GPU recovery action changed from (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\) to (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\)")
+    r"GPU recovery action changed from (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\) to (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\)", re.ASCII)
 # Xid 144-150 (NVLink5): "RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 …)";
 # the first word is intrInfo, the second errorStatus (NVIDIA's "Xid 144-150 Decode" sheet reads both).
 _NVLINK5_RE = re.compile(
     r"(?P<unit>[A-Z][A-Z0-9_]*) (?P<severity>Fatal|Nonfatal|Non-fatal) (?P<xc>XC\d+) (?P<inst>i\d+) "
-    r"Link (?P<link>-?\d+) \((?P<words>0x[0-9A-Fa-f]+(?: 0x[0-9A-Fa-f]+)+)\)")
+    r"Link (?P<link>-?\d+) \((?P<words>0x[0-9A-Fa-f]+(?: 0x[0-9A-Fa-f]+)+)\)", re.ASCII)
 NVLINK5_CODES = frozenset(range(144, 151))
-_EVENT_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([+-])(\d\d):?(\d\d))?$")
+# A line of a kernel log in one of the forms above (classic syslog "Aug 19 21:36:23 host kernel: ..." included) and
+# journalctl's own marker lines; log_shape counts them to tell a kernel log from empty or garbage output.
+_SYSLOG_RE = re.compile(r"^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ ",
+                        re.ASCII)
+_JOURNAL_MARK_RE = re.compile(r"^-- (?:No entries|Logs begin at|Journal begins at|Boot [0-9a-f]+|Reboot) ")
+_NO_ENTRIES = "-- No entries --"
+_EVENT_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([+-])(\d\d):?(\d\d))?$", re.ASCII)
 
 
 def normalize_bus_id(raw):
@@ -151,10 +157,13 @@ def time_key(event, naive_local=False):
     if match:
         year, month, day, hour, minute, second, fraction, sign, zone_h, zone_m = match.groups()
         fields = (int(year), int(month), int(day), int(hour), int(minute), int(second), 0, 0, -1)
-        if sign is None and naive_local:
-            value = time.mktime(fields)
-        else:
-            value = calendar.timegm(fields)
+        try:
+            if sign is None and naive_local:
+                value = time.mktime(fields)
+            else:
+                value = calendar.timegm(fields)
+        except (ValueError, OverflowError):  # a damaged stamp (month 13, year 0): no usable time
+            return None
         if sign:
             offset = int(zone_h) * 3600 + int(zone_m) * 60
             value -= offset if sign == "+" else -offset
@@ -197,6 +206,25 @@ def parse_line(line):
         "nvlink5": nvlink5_fields(text) if code in NVLINK5_CODES else None,
         "line": line,
     }
+
+
+def log_shape(text):
+    """How much of ``text`` is a kernel log: ``{"kernel_lines": n, "no_entries": bool}``.
+
+    ``kernel_lines`` counts the lines with a kernel log time stamp (every form ``parse`` reads, and the classic syslog
+    form); ``no_entries`` is True when journalctl said ``-- No entries --`` (its way of printing an empty window). The
+    Xid rules use both so that an empty or garbage log is an error, never a clean bill of health.
+    """
+    count, no_entries = 0, False
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line == _NO_ENTRIES:
+            no_entries = True
+        elif _JOURNAL_MARK_RE.match(line + " ") or _SYSLOG_RE.match(line) or _stamp(line) != (None, None):
+            count += 1
+    return {"kernel_lines": count, "no_entries": no_entries}
 
 
 def parse(text, warn=None):

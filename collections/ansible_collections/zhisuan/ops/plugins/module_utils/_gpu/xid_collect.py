@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound, ToolTimeout
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolFailed, ToolNotFound, ToolTimeout
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import xid
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
 
 DEFAULT_SINCE = "-24h"
 JOURNALCTL_ARGS = ("_TRANSPORT=kernel", "-o", "short-iso", "--no-pager")
@@ -39,8 +39,8 @@ _UNITS = {
     "d": 86400, "day": 86400, "days": 86400,
     "w": 604800, "week": 604800, "weeks": 604800,
 }
-_SPAN_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
-_ABSOLUTE_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[ T](\d\d):(\d\d)(?::(\d\d))?)?$")
+_SPAN_RE = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,9})?)\s*([a-z]+)", re.ASCII)
+_ABSOLUTE_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[ T](\d\d):(\d\d)(?::(\d\d))?)?$", re.ASCII)
 SINCE_FORMS = "'-<N><unit>' (s, min, h, d, w; e.g. -24h, -1h 30min), 'YYYY-MM-DD [HH:MM[:SS]]', today, yesterday"
 
 
@@ -70,7 +70,11 @@ def since_cutoff(since, now=None):
         match = _ABSOLUTE_RE.match(text)
         if match:
             fields = [int(part) if part else 0 for part in match.groups()]
-            return time.mktime(tuple(fields) + (0, 0, -1))
+            if 1 <= fields[1] <= 12 and 1 <= fields[2] <= 31 and fields[3] < 24 and fields[4] < 60 and fields[5] < 62:
+                try:
+                    return time.mktime(tuple(fields) + (0, 0, -1))
+                except (OverflowError, ValueError):
+                    pass
     raise ValueError("since %r is not a time window this module understands; use %s" % (since, SINCE_FORMS))
 
 
@@ -102,8 +106,7 @@ def run_journalctl(path, since, timeout):
     result = run(argv, timeout=timeout, tool="journalctl")
     for hint in NO_JOURNAL_HINTS:
         if hint in result.stderr:
-            raise ToolFailed("journalctl", "shows no kernel messages: %s" % result.stderr.strip().splitlines()[0],
-                             cmd=result.argv, rc=result.rc, stdout=result.stdout[:2000], stderr=result.stderr[:2000])
+            raise tool_failed(result, "journalctl", "shows no kernel messages: %s" % result.stderr.strip().splitlines()[0])
     return result
 
 
@@ -120,7 +123,7 @@ def collect_xid_facts(module):
     try:
         cutoff = since_cutoff(since)
     except ValueError as exc:
-        module.fail_json(msg=str(exc))
+        raise OptionError("since", str(exc)) from exc
     fallback = None
     command = None
     if params["src"]:
@@ -149,4 +152,5 @@ def collect_xid_facts(module):
         "outside_window": dropped,
         "command": command,
         "fallback": fallback,
+        **xid.log_shape(text),
     }}

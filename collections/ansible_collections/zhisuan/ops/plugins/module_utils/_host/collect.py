@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolNotFound, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._host import sysinfo
 from ansible_collections.zhisuan.ops.plugins.module_utils._host.topo import parse_topo
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
@@ -117,7 +117,7 @@ def read_sysctl(reader, keys):
 def read_governor(reader):
     counts = {}
     for cpu in reader.listdir("sys/devices/system/cpu"):
-        if not re.match(r"^cpu\d+$", cpu):
+        if not re.match(r"^cpu[0-9]+$", cpu):
             continue
         text = reader.read("sys/devices/system/cpu", cpu, "cpufreq/scaling_governor")
         if text is not None and text.strip():
@@ -150,7 +150,7 @@ def _uevent_value(text, key):
 def read_numa(reader):
     nodes = []
     for name in reader.listdir("sys/devices/system/node"):
-        match = re.match(r"^node(\d+)$", name)
+        match = re.match(r"^node([0-9]{1,6})$", name)
         if match:
             cpulist = (reader.read("sys/devices/system/node", name, "cpulist") or "").strip()
             nodes.append({"id": int(match.group(1)), "cpulist": cpulist or None})
@@ -160,7 +160,7 @@ def read_numa(reader):
         nics.append({
             "device": dev,
             "pci": _uevent_value(reader.read("sys/class/infiniband", dev, "device/uevent"), "PCI_SLOT_NAME"),
-            "numa_node": int(numa) if re.match(r"^-?\d+$", numa) else None,
+            "numa_node": int(numa) if re.match(r"^[0-9]{1,6}$", numa) else None,
             "netdevs": reader.listdir("sys/class/infiniband", dev, "device/net"),
         })
     return {"nodes": sorted(nodes, key=lambda node: node["id"]), "nics": nics}
@@ -219,5 +219,5 @@ def collect_host(params, warn=None):
 def collect_host_facts(module):
     bad = [key for key in module.params["sysctl_keys"] if not _SYSCTL_KEY.match(key)]
     if bad:
-        module.fail_json(msg="sysctl_keys: %s is not a sysctl name (letters, digits, '.', '_', '-')" % ", ".join(bad))
+        raise OptionError("sysctl_keys", "sysctl_keys: %s is not a sysctl name (letters, digits, '.', '_', '-')" % ", ".join(bad))
     return {"host": collect_host(module.params, warn=module.warn)}

@@ -39,21 +39,21 @@ LIMIT_NAMES = {
     "Max realtime timeout": "rttime",
 }
 _LIMIT_ROW = re.compile(r"^(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)(?:\s+(\S+))?\s*$")
-_MEMINFO_ROW = re.compile(r"^([A-Za-z0-9_()]+):\s+(\d+)(?:\s+kB)?\s*$")
+_MEMINFO_ROW = re.compile(r"^([A-Za-z0-9_()]+):\s+([0-9]{1,24})(?:\s+kB)?\s*$")
 _ACS_CTL = re.compile(r"^\s*ACSCtl:\s*(.*)$")
 _ACS_FLAG = re.compile(r"([A-Za-z]+)([+-])")
 _PCI_HEADER = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+\S")
-_NVRM = re.compile(r"^NVRM version:.*?Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)\b")
+_NVRM = re.compile(r"^NVRM version:.*?Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)\b")
 _OFED = re.compile(r"^\s*((?:MLNX_OFED_LINUX|OFED-internal|OFED|DOCA[A-Za-z_-]*?))-(\d[\w.\-]*?):?\s*$")
 _FM = re.compile(r"Fabric Manager version is\s*:\s*(\d[\w.\-]*)")
 _DCGMI = re.compile(r"^\s*dcgmi\s+version:\s*(\d[\w.\-]*)\s*$", re.MULTILINE)
-_NCCL_LIB = re.compile(r"^libnccl\.so\.(\d+\.\d+\.\d+)$")
+_NCCL_LIB = re.compile(r"^libnccl\.so\.([0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6})$")
 
 
 def _int_or_unlimited(text, source):
     if text == "unlimited":
         return "unlimited"
-    if re.match(r"^\d+$", text):
+    if re.match(r"^[0-9]{1,24}$", text):
         return int(text)
     raise ParseError(source, "limit value %r is neither a number nor 'unlimited'" % text)
 
@@ -133,9 +133,14 @@ def parse_acs(text):
     ``controls`` counts the ``ACSCtl:`` lines (ports that implement ACS); ``enabled`` lists those with any control
     bit set (``SrcValid+``, ``ReqRedir+``, ``CmpltRedir+`` ...), each with the device header it belongs to (``None``
     when the text holds the ACSCtl lines alone, as ``lspci -vvv | grep ACSCtl`` prints them). ``access_denied`` is
-    true when lspci could not read capabilities (not run as root).
+    true when lspci could not read capabilities (not run as root). Empty output, or output with neither a device
+    header nor an ``ACSCtl`` line, is a ParseError:
+    a node always has PCI devices, so nothing read is not "ACS off".
     """
+    if not (text or "").strip():
+        raise ParseError("lspci", "lspci -vvv printed nothing (read 0 lines): every node has PCI devices")
     device = None
+    devices = 0
     controls = 0
     enabled = []
     denied = False
@@ -143,6 +148,7 @@ def parse_acs(text):
         header = _PCI_HEADER.match(line)
         if header:
             device = header.group(1)
+            devices += 1
             continue
         if "Capabilities: <access denied>" in line:
             denied = True
@@ -157,6 +163,9 @@ def parse_acs(text):
         on = [name for name, sign in flags if sign == "+"]
         if on:
             enabled.append({"device": device, "flags": " ".join(on)})
+    if not devices and not controls and not denied:
+        raise ParseError("lspci", "no PCI device and no ACSCtl line in the lspci -vvv output (read %d lines): %r"
+                         % (len(text.splitlines()), text.strip()[:80]))
     return {"controls": controls, "enabled": enabled, "access_denied": denied}
 
 
@@ -217,8 +226,9 @@ def parse_cpulist(text):
     count = 0
     for part in text.split(","):
         bounds = part.split("-")
-        if not all(re.match(r"^\d+$", bound) for bound in bounds) or len(bounds) > 2:
-            raise ParseError("cpulist", "unreadable cpulist %r" % text)
+        if not all(re.match(r"^[0-9]{1,7}$", bound) for bound in bounds) or len(bounds) > 2 \
+                or int(bounds[-1]) < int(bounds[0]):
+            raise ParseError("cpulist", "unreadable cpulist %r" % text[:80])
         count += int(bounds[-1]) - int(bounds[0]) + 1
     return count
 

@@ -30,7 +30,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _TRAILING = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID")
 _TRAILING_KEYS = {"CPU Affinity": "cpu_affinity", "NUMA Affinity": "numa_affinity", "GPU NUMA ID": "gpu_numa_id"}
 _LEGEND_NIC = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
-_GPU = re.compile(r"^GPU(\d+)$")
+_GPU = re.compile(r"^GPU([0-9]{1,4})$")
 # X (self), NV# (NVLink bond), the PCIe path classes, and SOC (older drivers' name for SYS).
 KNOWN_LINKS = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
 
@@ -92,8 +92,9 @@ def _affinity_value(key, text):
     text = text.strip()
     if text in ("", "N/A"):
         return None
-    if key in ("numa_affinity", "gpu_numa_id") and re.match(r"^\d+$", text):
-        return int(text)
+    if key in ("numa_affinity", "gpu_numa_id"):
+        # a NUMA node is a number; anything else the driver never prints for one is unreadable (None)
+        return int(text) if re.match(r"^[0-9]{1,6}$", text) else None
     return text
 
 

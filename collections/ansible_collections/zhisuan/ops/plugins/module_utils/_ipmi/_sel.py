@@ -35,8 +35,9 @@ SENSOR_TYPES = (
     "Management Subsys Health", "Battery", "Session Audit", "Version Change", "FRU State", "Unknown",
 )
 _TYPES_LONGEST_FIRST = sorted(SENSOR_TYPES, key=len, reverse=True)
-_DATE = re.compile(r"^(\d{2})/(\d{2})/(\d{4}|\d{2})$")
-_TIME = re.compile(r"^(\d{2}):(\d{2}):(\d{2})(?:\s+([A-Za-z][A-Za-z0-9+:-]*))?$")
+_DATE = re.compile(r"^([0-9]{2})/([0-9]{2})/([0-9]{4}|[0-9]{2})$")
+_TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\s+([A-Za-z][A-Za-z0-9+:-]*))?$")
+NO_ENTRIES = "SEL has no entries"
 _UTC_NAMES = ("UTC", "GMT", "Z", "UCT")
 
 # Severity of an asserted event, by its text (ipmitool's event strings). Checked in this order; the first match wins.
@@ -96,16 +97,20 @@ def sel_severity(event, direction=None, oem=False):
     return "OK"
 
 
-def parse_sel_elist(text, warn=_ignore, utc=False):
+def parse_sel_elist(text, warn=_ignore, utc=False, stderr=None):
     """``ipmitool sel elist`` -> records: id, created, timestamp, sensor_type, sensor, event, direction, detail, oem,
     severity, message.
 
     ``utc``: the rows were printed in UTC (ipmitool ran with ``TZ=UTC``), so a time without a zone is UTC.
-    ``SEL has no entries`` (and no output) is an empty list.
+    An empty SEL is an empty list only when ipmitool said so: it prints ``SEL has no entries`` (on stderr, through
+    its error log, in ipmitool 1.8.x: ``lprintf(LOG_ERR, ...)`` in lib/ipmi_sel.c), so pass ``stderr`` too. Output
+    with no record and without that line is a ParseError: an empty stdout is not an empty SEL (a BMC that answered
+    nothing, a killed ipmitool).
     """
     out = []
+    said_empty = NO_ENTRIES in (text or "") or NO_ENTRIES in (stderr or "")
     for line in (text or "").splitlines():
-        if not line.strip() or line.strip() == "SEL has no entries":
+        if not line.strip() or line.strip() == NO_ENTRIES:
             continue
         fields = [field.strip() for field in line.split("|")]
         if len(fields) < 5 or not re.match(r"^[0-9A-Fa-f]+$", fields[0]):
@@ -133,6 +138,9 @@ def parse_sel_elist(text, warn=_ignore, utc=False):
             "severity": sel_severity(event, direction, oem),
             "message": " | ".join([sensor_column] + rest),
         })
-    if not out and (text or "").strip() and "SEL has no entries" not in text:
-        raise ParseError(TOOL, "no SEL record in the output of `ipmitool sel elist`: %r" % text[:120])
+    if not out and not said_empty:
+        if (text or "").strip():
+            raise ParseError(TOOL, "no SEL record in the output of `ipmitool sel elist`: %r" % text[:120])
+        raise ParseError(TOOL, "`ipmitool sel elist` printed nothing (read 0 lines) and not the '%s' it prints for "
+                         "an empty SEL: the SEL was not read" % NO_ENTRIES)
     return out

@@ -25,7 +25,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import argv as ipmi_argv
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import facts, parse
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi.argv import TOOL, Connection
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import first_line, run, tool_failed
 
 _NO_SESSION = re.compile(r"Unable to establish (IPMI v2 / RMCP\+|LAN) session|Unable to establish IPMI v1\.5")
 # What `ipmitool -v` says when the BMC answered but refused the login (lanplus RAKP, lan activate session).
@@ -104,7 +104,7 @@ def collect(conn, warn=_ignore):
     fru = _read(conn, ipmi_argv.FRU_PRINT, lambda r: _fru(r, warn), errors, ok_rcs=None)
     sensors = _read(conn, ipmi_argv.SENSOR, lambda r: parse.parse_sensor(r.stdout, warn=warn), errors)
     sdr = _read(conn, ipmi_argv.SDR_ELIST, lambda r: parse.parse_sdr_elist(r.stdout, warn=warn), errors)
-    sel = _read(conn, ipmi_argv.SEL_ELIST, lambda r: parse.parse_sel_elist(r.stdout, warn=warn, utc=True), errors)
+    sel = _read(conn, ipmi_argv.SEL_ELIST, lambda r: parse.parse_sel_elist(r.stdout, warn=warn, utc=True, stderr=r.stderr), errors)
     bmc = facts.build(conn.address, mc, chassis, fru, sensors, sdr, errors)
     return {"bmc": bmc, "firmware": facts.firmware(mc), "log": facts.log(sel)}
 
@@ -113,8 +113,7 @@ def _fru(result, warn):
     """``fru print`` exits 1 when one FRU device cannot be read, after printing the others: keep what it printed."""
     devices = parse.parse_fru_print(result.stdout, warn=warn)
     if result.rc != 0 and not any(device["fields"] for device in devices):
-        detail = (result.stderr.strip() or result.stdout.strip() or "no output").splitlines()[0]
-        raise ToolFailed(TOOL, "fru print exited with rc %s: %s" % (result.rc, detail), cmd=result.argv, rc=result.rc)
+        raise tool_failed(result, TOOL, "fru print exited with rc %s: %s" % (result.rc, first_line(result.stderr, result.stdout)))
     return devices
 
 

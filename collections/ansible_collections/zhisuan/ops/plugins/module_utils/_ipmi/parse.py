@@ -18,6 +18,7 @@ import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import _sel
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import to_float
 
 TOOL = "ipmitool"
 # ``sel elist`` lives in _sel; one import point for the callers.
@@ -32,8 +33,8 @@ THRESHOLD_FACTS = {"lnr": "lower_fatal", "lcr": "lower_critical", "lnc": "lower_
 HEALTH = {"ok": "OK", "nc": "Warning", "lnc": "Warning", "unc": "Warning",
           "cr": "Critical", "lcr": "Critical", "ucr": "Critical", "nr": "Critical", "lnr": "Critical", "unr": "Critical",
           "na": None, "ns": None}
-_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
-_READING = re.compile(r"^([-+]?\d+(?:\.\d+)?) ([A-Za-z% ]*[A-Za-z%])(?:, (.*))?$")
+_NUMBER = re.compile(r"^[-+]?[0-9]+(?:\.[0-9]+)?$")
+_READING = re.compile(r"^([-+]?[0-9]+(?:\.[0-9]+)?) ([A-Za-z% ]*[A-Za-z%])(?:, (.*))?$")
 
 
 def _ignore(msg):
@@ -57,10 +58,10 @@ def _float(value, warn, where):
     value = value.strip()
     if value.lower() in ("na", ""):
         return None
-    if not _NUMBER.match(value):
+    number = to_float(value) if _NUMBER.match(value) else None
+    if number is None:
         warn("ipmitool: %s: %r is not a number; please report" % (where, value))
-        return None
-    return float(value)
+    return number
 
 
 def parse_sensor(text, warn=_ignore):
@@ -108,14 +109,16 @@ def parse_sdr_elist(text, warn=_ignore):
         record = {"name": name, "number": int(number[:-1], 16), "status": status.lower(), "entity": entity,
                   "entity_id": None, "entity_instance": None, "reading": None, "units": None, "states": [],
                   "text": description}
-        match = re.match(r"^(\d+)\.(\d+)$", entity)
+        match = re.match(r"^([0-9]{1,3})\.([0-9]{1,3})$", entity)
         if match:
             record["entity_id"], record["entity_instance"] = int(match.group(1)), int(match.group(2))
         else:
             warn("ipmitool sdr elist: %s: unexpected entity %r; please report" % (name, entity))
         reading = _READING.match(description)
         if reading:
-            record["reading"], record["units"] = float(reading.group(1)), reading.group(2)
+            record["reading"], record["units"] = to_float(reading.group(1)), reading.group(2)
+            if record["reading"] is None:
+                warn("ipmitool sdr elist: %s: unreadable reading %r; please report" % (name, reading.group(1)))
             states = reading.group(3) or ""
         elif description.lower() in ("no reading", "disabled"):
             states = ""
@@ -160,7 +163,7 @@ def parse_mc_info(text, warn=_ignore):
                          % (text or "")[:120])
 
     def number(key):
-        match = re.match(r"^(\d+)", raw.get(key) or "") if isinstance(raw.get(key), str) else None
+        match = re.match(r"^([0-9]{1,9})", raw.get(key) or "") if isinstance(raw.get(key), str) else None
         return int(match.group(1)) if match else None
 
     def text_of(key):
@@ -228,9 +231,9 @@ def parse_fru_print(text, warn=_ignore):
         label, sep, value = line.partition(":")
         if sep and label.strip() == "FRU Device Description":
             value = value.strip()
-            match = re.search(r"\(ID (\d+)\)\s*$", value)
+            match = re.search(r"\(ID ([0-9]+)\)\s*$", value)
             devices.append({"id": match.group(1) if match else None,
-                            "description": re.sub(r"\s*\(ID \d+\)\s*$", "", value), "fields": {}, "error": None})
+                            "description": re.sub(r"\s*\(ID [0-9]+\)\s*$", "", value), "fields": {}, "error": None})
         elif not devices:
             warn("ipmitool fru print: line before the first FRU device %r; please report" % line[:200])
         elif sep and label.startswith((" ", "\t")) and label.strip():

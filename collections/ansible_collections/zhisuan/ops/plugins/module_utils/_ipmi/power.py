@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolTimeout
+from ansible_collections.zhisuan.ops.plugins.module_utils._base import positive
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import Refused, ToolTimeout
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import argv as ipmi_argv
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi.argv import TOOL, Connection
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi.collect import ipmitool, power_status
@@ -56,15 +57,14 @@ def wait_for(conn, target, wait_timeout, sleep=time.sleep, clock=time.monotonic)
 
 def set_power(module):
     params = module.params
-    if params["wait_timeout"] <= 0:
-        module.fail_json(msg="wait_timeout must be a positive number of seconds, got %s" % params["wait_timeout"])
+    positive(params, "wait_timeout")
     conn = Connection.from_params(params)
     state = params["state"]
     before = power_status(conn, first=True)
     act, message = plan(state, before)
     result = {"changed": False, "power_state": _WORDS[before], "actions": [], "transitions": [], "msg": message}
     if act is None:
-        module.fail_json(**result)
+        raise Refused(TOOL, message, result=result)
     diff = {"before": {"power_state": _WORDS[before]}, "after": {"power_state": _WORDS[before]}}
     if act:
         command = message

@@ -22,6 +22,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import argv as i
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import parse
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi.argv import TOOL, Connection
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi.collect import ipmitool
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import is_ascii_digits
 
 SEL_INFO = ("sel", "info")
 SEL_CLEAR = ("sel", "clear")
@@ -46,7 +47,7 @@ def parse_sel_info(text):
         if match:
             fields[match.group(1)] = match.group(2)
     entries = fields.get("Entries")
-    if entries is None or not entries.isdigit():
+    if entries is None or not is_ascii_digits(entries):
         raise ParseError(TOOL, "no 'Entries : <number>' line in the output of `ipmitool sel info`: %r" % (text or "")[:120])
     overflow = {"true": True, "false": False}.get((fields.get("Overflow") or "").lower())
     return {"entries": int(entries), "overflow": overflow, "fields": fields}
@@ -62,7 +63,8 @@ def sel_state(conn, warn=_ignore):
     entries = parse_sel_info(ipmitool(conn, SEL_INFO, first=True).stdout)["entries"]
     if not 0 < entries <= MAX_CLEARED_RECORDS:
         return entries, False
-    records = parse.parse_sel_elist(ipmitool(conn, ipmi_argv.SEL_ELIST).stdout, warn=warn, utc=True)
+    listing = ipmitool(conn, ipmi_argv.SEL_ELIST)
+    records = parse.parse_sel_elist(listing.stdout, warn=warn, utc=True, stderr=listing.stderr)
     return entries, len(records) == entries and all(is_cleared_record(record) for record in records)
 
 

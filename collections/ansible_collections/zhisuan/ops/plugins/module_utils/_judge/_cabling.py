@@ -15,7 +15,8 @@ The plan (``zhisuan_cabling_plan``, a YAML file)::
 Per planned link of the node, ``cabling.<port>.neighbor``: pass when LLDP sees the planned switch and port, fail
 ``missing`` (no neighbour: cable out, port down) or ``miswired`` (another switch or port), both with remedy
 ``check_cable``; a neighbour on a port the plan does not list is ``unexpected`` (warn). ``cabling_map`` gives the
-cluster view (``fabric.cabling.links`` in results.json). Pure functions, standard library only.
+cluster view (``fabric.cabling.links`` in results.json). InfiniBand links of the plan (``port: mlx5_0/1`` or
+``fabric: ib``) are left to ``_ib_cabling`` (the fabric's own view, not LLDP). Pure functions, standard library only.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import is_ib_link
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping
 
 
 def _port_id(port):
@@ -30,8 +33,17 @@ def _port_id(port):
     return re.sub(r"[^A-Za-z0-9_-]+", "_", str(port))
 
 
+def _neighbors(facts):
+    """The node's LLDP neighbours as ``{port: {switch, switch_port}}`` (None: not read); odd entries dropped."""
+    neighbors = facts.get("lldp")
+    if not isinstance(neighbors, dict):
+        return None
+    return dict((str(port), {"switch": item.get("switch"), "switch_port": item.get("switch_port")})
+                for port, item in neighbors.items() if isinstance(item, dict))
+
+
 def plan_links(plan, node=None):
-    links = [link for link in (plan or {}).get("links") or [] if isinstance(link, dict)]
+    links = [link for link in items(mapping(plan).get("links")) if isinstance(link, dict) and not is_ib_link(link)]
     if node is not None:
         links = [link for link in links if str(link.get("node")) == str(node)]
     return links
@@ -53,16 +65,20 @@ def _where(item):
 
 def judge_cabling(host, facts, plan):
     """Check records of one node: its planned links against its LLDP neighbours (``net.lldp``)."""
-    facts = facts or {}
-    if not plan or not (plan.get("links")):
+    facts = mapping(facts)
+    if not isinstance(plan, dict) or not plan.get("links"):
         return [make_check("cabling.plan.loaded", host, "skip", component="cabling plan",
                            message="No cabling plan (zhisuan_cabling_plan), so the cabling was not checked")]
     links = plan_links(plan, host)
     if not links:
         return [make_check("cabling.plan.node", host, "skip", component="cabling plan",
-                           message="The cabling plan lists no link of %s" % host)]
-    neighbors = facts.get("lldp")
+                           message="The cabling plan lists no LLDP-checked (Ethernet) link of %s" % host)]
+    neighbors = _neighbors(facts)
     error = facts.get("lldp_error")
+    if error is not None and not isinstance(error, str):
+        error = "unreadable lldp_error: %r" % (error,)
+    if neighbors is None and facts.get("lldp") is not None and not error:
+        error = "the LLDP neighbours in the facts are not readable"
     if neighbors is None or error:
         reason = error or "LLDP was not collected (no lldpctl_path)"
         return [make_check("cabling.%s.neighbor" % _port_id(link.get("port")), host, "error", component=str(link.get("port")),
@@ -101,14 +117,14 @@ def cabling_map(hosts_net_facts, plan):
 
     ``unknown``: the node's LLDP neighbours were not read (unreachable, lldpctl failed).
     """
-    hosts_net_facts = hosts_net_facts or {}
+    hosts_net_facts = dict((str(node), mapping(facts)) for node, facts in mapping(hosts_net_facts).items())
     result = []
     planned = set()
     for link in plan_links(plan):
         node, port = str(link.get("node")), str(link.get("port"))
         planned.add((node, port))
         facts = hosts_net_facts.get(node) or {}
-        neighbors = facts.get("lldp")
+        neighbors = _neighbors(facts)
         if neighbors is None or facts.get("lldp_error"):
             status, observed = "unknown", None
         else:
@@ -116,7 +132,7 @@ def cabling_map(hosts_net_facts, plan):
         result.append({"node": node, "port": port, "switch": link.get("switch"), "switch_port": link.get("switch_port"),
                        "status": status, "observed": observed})
     for node in sorted(hosts_net_facts):
-        for port, neighbor in sorted(((hosts_net_facts[node] or {}).get("lldp") or {}).items()):
+        for port, neighbor in sorted((_neighbors(hosts_net_facts[node]) or {}).items()):
             if (node, port) not in planned:
                 result.append({"node": node, "port": port, "switch": None, "switch_port": None, "status": "unexpected",
                                "observed": {"switch": neighbor.get("switch"), "switch_port": neighbor.get("switch_port")}})

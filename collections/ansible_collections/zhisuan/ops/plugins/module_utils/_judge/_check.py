@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import ThresholdError
+
 STATUSES = ("pass", "warn", "fail", "error", "skip")
 # A host's status is its worst check: fail > error > warn > pass (skip counts as pass).
 SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
@@ -51,3 +53,32 @@ def worst_status(statuses, default="pass"):
     if worst is None or worst == "skip":
         return default
     return worst
+
+
+# What reading facts of an unexpected shape raises inside a judge (a string where a number should be, a list where a
+# mapping should be). Thresholds and inventory values are checked before, so a ValueError here is the facts'.
+FACT_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError,
+               ZeroDivisionError)
+
+
+def guarded(check_id, host, component, what, judge, *args, **kwargs):
+    """Run ``judge`` and turn an error from reading odd facts into one ``error`` check (``facts_error``).
+
+    A configuration error (``ThresholdError``: a threshold or profile figure that is not a number) is raised as it is.
+    """
+    try:
+        return judge(*args, **kwargs)
+    except ThresholdError:
+        raise
+    except FACT_ERRORS as exc:  # facts of an unexpected shape: said in a check, never a crash
+        return [facts_error(check_id, host, component, what, exc)]
+
+
+def facts_error(check_id, host, component, what, exc):
+    """The one check a judge returns when the facts cannot be read at all: an ``error``, never a pass."""
+    detail = "%s: %s" % (type(exc).__name__, exc)
+    return make_check(
+        check_id, host, "error", component=component, observed="unreadable", expected="%s facts" % what,
+        message="The %s facts of this host are unreadable (a value of an unexpected type or shape: %s), so they were "
+                "not judged; collect them again and report the raw output if it repeats" % (what, detail[:200]),
+        remedy="investigate", evidence=detail[:500])

@@ -9,10 +9,13 @@
 
 A rail is an interface name (Ethernet/RoCE) or an RDMA device name (InfiniBand) that recurs across nodes; the
 plan's ``fabric.rails`` lists them explicitly. Per rail, cluster checks (host ``cluster``):
-``nic.mtu.consistency``, ``rdma.rate.consistency``, ``nic.pfc.consistency``, ``nic.trust.consistency`` (the last two
-where ``mlnx_qos`` was read): every node agrees, and with the site plan's ``fabric: {mtu, rate_gbps,
-pfc_priorities, trust}`` when given; without a plan value the majority is the reference (for a rate, the best node's)
-and the others are named.
+``nic.mtu.consistency``, ``rdma.rate.consistency``, ``nic.pfc.consistency``, ``nic.trust.consistency``,
+``nic.dscp.consistency`` (the DSCP->priority map; these three where ``mlnx_qos`` was read) and ``nic.ecn.consistency``
+(RoCE ECN enablement per priority, notification and reaction point, where the NIC exposes ``/sys/class/net/IF/ecn/``):
+every node agrees, and with the site plan's ``fabric: {mtu, rate_gbps, pfc_priorities, trust, ecn_priorities,
+dscp2prio}`` when given; without a plan value the majority is the reference (for a rate, the best node's) and the
+others are named. A node that does not expose a setting is left out of that comparison; where no node exposes it
+there is no check. QoS and ECN differences have remedy ``tune``.
 Per node, host checks ``nic.numa.alignment``: each rail NIC shares a NUMA node with at least one GPU (GPUDirect RDMA
 and NCCL lose bandwidth crossing the CPU interconnect). Pure functions, standard library only.
 """
@@ -20,17 +23,83 @@ and NCCL lose bandwidth crossing the CPU interconnect). Pure functions, standard
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._net_facts import clean_nic
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._rdma import _clean_ib
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import fmt
 
 
+def _ranges(values):
+    """``[24, 25, 26, 30]`` -> ``"24-26,30"``."""
+    parts = []
+    for value in sorted(set(values)):
+        if parts and parts[-1][1] == value - 1:
+            parts[-1][1] = value
+        else:
+            parts.append([value, value])
+    return ",".join(str(low) if low == high else "%d-%d" % (low, high) for low, high in parts)
+
+
+def dscp_map_text(raw):
+    """A DSCP->priority map (``{prio: [dscp, ...]}``) as ``"p0:0-7 p1:8-15 ..."``; None when empty or unreadable."""
+    parts = []
+    for prio, values in sorted(mapping(raw).items(), key=lambda item: str(item[0])):
+        number = reading(prio if not isinstance(prio, str) else (int(prio) if prio.isascii() and prio.isdigit() else None),
+                         0, 7)
+        dscps = [int(value) for value in items(values) if reading(value, 0, 63) is not None]
+        if number is None or not dscps:
+            continue
+        parts.append((int(number), _ranges(dscps)))
+    return " ".join("p%d:%s" % part for part in sorted(parts)) or None
+
+
+def _prios(value):
+    if not isinstance(value, list):
+        return None
+    return sorted(set(int(item) for item in value if reading(item, 0, 7) is not None))
+
+
+def ecn_text(np_prios, rp_prios):
+    """ECN enablement as ``"np [3] rp [3]"``; None when neither point was read."""
+    if np_prios is None and rp_prios is None:
+        return None
+    return "np %s rp %s" % (np_prios if np_prios is not None else "?", rp_prios if rp_prios is not None else "?")
+
+
+def _clean_qos(raw):
+    if not isinstance(raw, dict):
+        return None
+    pfc = raw.get("pfc_enabled")
+    return {"pfc_enabled": [item for item in items(pfc) if reading(item, 0, 7) is not None] if isinstance(pfc, list)
+            else None, "trust": text(raw.get("trust")), "dscp2prio": dscp_map_text(raw.get("dscp2prio"))}
+
+
+def _clean_ecn(raw):
+    if not isinstance(raw, dict):
+        return None
+    return ecn_text(_prios(raw.get("np")), _prios(raw.get("rp")))
+
+
+def _clean_host(facts):
+    """One node's ``net`` facts with the types these rules read (wrong types and odd numbers dropped: None)."""
+    interfaces = {}
+    for name, raw in mapping(facts.get("interfaces")).items():
+        nic = clean_nic(raw)
+        nic["numa_node"] = reading(mapping(raw).get("numa_node"), 0, 4096)
+        nic["qos"] = _clean_qos(mapping(raw).get("qos"))
+        nic["ecn"] = _clean_ecn(mapping(raw).get("ecn"))
+        interfaces[name] = nic
+    gpu_numa = dict((str(key), reading(value, 0, 4096)) for key, value in mapping(facts.get("gpu_numa")).items())
+    return {"interfaces": interfaces, "ib": _clean_ib(facts.get("ib")) or {}, "gpu_numa": gpu_numa}
+
+
 def _site(plan):
-    plan = plan or {}
-    return plan.get("fabric") or {}
+    return mapping(mapping(plan).get("fabric"))
 
 
 def _eth_rails(hosts, site):
     if site.get("rails"):
-        return [str(rail) for rail in site["rails"]]
+        return [str(rail) for rail in items(site["rails"])]
     counts = {}
     for facts in hosts.values():
         for name in (facts.get("interfaces") or {}):
@@ -84,8 +153,8 @@ def _consistency(check_id, rail, values, want, what, remedy, low_is_bad=False):
 
 
 def _first_port(device):
-    ports = (device or {}).get("ports") or {}
-    for number in sorted(ports, key=int):
+    ports = mapping(mapping(device).get("ports"))
+    for number in sorted(ports, key=lambda item: (0, int(item)) if item.isascii() and item.isdigit() else (1, 0)):
         return ports[number]
     return {}
 
@@ -121,7 +190,8 @@ def numa_checks(host, facts, rails):
 
 def judge_fabric_consistency(hosts_net_facts, plan=None):
     """``(cluster_checks, host_checks)`` for the ``net`` facts of every node (``{host: net facts}``)."""
-    hosts = dict((host, facts) for host, facts in (hosts_net_facts or {}).items() if isinstance(facts, dict) and facts)
+    hosts = dict((host, _clean_host(facts)) for host, facts in mapping(hosts_net_facts).items()
+                 if isinstance(facts, dict) and facts)
     site = _site(plan)
     cluster = []
     eth_rails = _eth_rails(hosts, site)
@@ -137,6 +207,17 @@ def judge_fabric_consistency(hosts_net_facts, plan=None):
             cluster.append(check)
         trust = dict((host, value.get("trust") if value else None) for host, value in qos.items())
         check = _consistency("nic.trust.consistency", rail, trust, site.get("trust"), "QoS trust mode", "tune")
+        if check:
+            cluster.append(check)
+        dscp = dict((host, value.get("dscp2prio") if value else None) for host, value in qos.items())
+        want = dscp_map_text(site.get("dscp2prio")) if site.get("dscp2prio") is not None else None
+        check = _consistency("nic.dscp.consistency", rail, dscp, want, "DSCP->priority map", "tune")
+        if check:
+            cluster.append(check)
+        ecn = dict((host, ((facts.get("interfaces") or {}).get(rail) or {}).get("ecn")) for host, facts in hosts.items())
+        want = _prios(site.get("ecn_priorities"))
+        check = _consistency("nic.ecn.consistency", rail, ecn, ecn_text(want, want) if want is not None else None,
+                             "RoCE ECN enablement", "tune")
         if check:
             cluster.append(check)
     for rail in _ib_rails(hosts):

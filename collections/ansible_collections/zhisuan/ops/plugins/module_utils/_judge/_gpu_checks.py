@@ -5,14 +5,16 @@
 #
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
-"""The checks of one GPU (``GpuChecks``): identity, memory errors, PCIe, temperature, power, throttling, readout.
+"""The checks of one GPU (``GpuChecks``): identity, memory errors (``_gpu_memory``), PCIe, temperature, power,
+throttling, readout.
 
 ``gpu.judge_gpu`` runs them once per GPU; that module documents the thresholds and the order of the checks.
 """
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import THROTTLE_RULES, gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_memory import MemoryChecks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     evidence_of,
     fmt,
@@ -21,75 +23,15 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     section_get,
 )
 
-# Throttle ("clocks event") reasons that mean a fault. sw_power_cap, gpu_idle, sync_boost and the clock settings
-# are normal operation and are not judged.
-_THROTTLE_RULES = (
-    ("hw_slowdown", "HW Slowdown",
-     "clocks are cut by half or more (over-temperature, an external power brake or fast-trigger power protection)"),
-    ("hw_thermal_slowdown", "HW Thermal Slowdown",
-     "the GPU is too hot and the hardware cut its clocks; check cooling (fans, airflow, heatsink or coolant loop)"),
-    ("hw_power_brake_slowdown", "HW Power Brake Slowdown",
-     "the system asserted the external power brake; check the PSUs and power delivery to the GPU baseboard"),
-    ("sw_thermal_slowdown", "SW Thermal Slowdown",
-     "the driver lowered clocks because the GPU is above its maximum operating temperature; check cooling"),
-)
+__all__ = ("GpuChecks", "gpu_component")
 
-# ECC off is only a finding on datacenter parts; consumer brands ship with it off.
-_CONSUMER_BRANDS = frozenset(("geforce", "titan"))
-
-_ELLIPSIS = u"\u2026"
 _DEG = u"\u00b0C"
 
 
-def _short_uuid(uuid):
-    if len(uuid) <= 13:
-        return uuid
-    return uuid[:13].rstrip("-") + _ELLIPSIS
+class GpuChecks(MemoryChecks):
+    """The checks of one GPU, in the order ``gpu.GPU_CHECK_IDS`` lists them."""
 
-
-def _component(label, gpu):
-    parts = []
-    uuid = gpu.get("uuid")
-    if uuid:
-        parts.append(_short_uuid(str(uuid)))
-    bus_id = gpu.get("pci_bus_id")
-    if bus_id:
-        parts.append(str(bus_id))
-    if parts:
-        return "%s (%s)" % (label, ", ".join(parts))
-    return label
-
-
-# -------------------------------------------------------------------------------------------- GPU checks
-
-class GpuChecks(object):
-    """The checks of one GPU; a small object so each rule reads its fields once and shares label/component."""
-
-    __slots__ = ("host", "gpu", "label", "component", "unreadable", "checks")
-
-    def __init__(self, host, gpu, label):
-        self.host = host
-        self.gpu = gpu
-        self.label = label
-        self.component = _component(label, gpu)
-        self.unreadable = set(gpu.get("unreadable") or ())
-        self.checks = []
-
-    def add(self, check_id, status, observed=None, expected=None, message="", remedy=None, evidence=""):
-        self.checks.append(make_check(check_id, self.host, status, component=self.component, observed=observed,
-                                      expected=expected, message=message, remedy=remedy, evidence=evidence))
-
-    def missing(self, check_id, path, what, expected=None):
-        """A value the rule needs is null: ``error`` when the driver could not read it (ERR!), else ``skip``."""
-        if path in self.unreadable:
-            self.add(check_id, "error", observed="ERR!", expected=expected,
-                     message="%s: the driver could not read the %s (ERR!), so this check could not run"
-                             % (self.label, what),
-                     remedy="investigate", evidence="unreadable: %s" % path)
-        else:
-            self.add(check_id, "skip", expected=expected,
-                     message="%s: the %s is not reported for this GPU (N/A)" % (self.label, what),
-                     evidence="%s=N/A" % path)
+    __slots__ = ()
 
     # -- identity --------------------------------------------------------------------------------------------
 
@@ -135,170 +77,6 @@ class GpuChecks(object):
         else:
             self.add("gpu.memory.total", "pass", observed=total, expected=expected,
                      message="%s has %s MiB of memory" % (self.label, fmt(total)), evidence=evidence)
-
-    # -- memory errors -----------------------------------------------------------------------------------------
-
-    def ecc(self, limits):
-        ecc = self.gpu.get("ecc")
-        label = self.label
-        if not ecc:
-            for check_id in ("gpu.ecc.mode", "gpu.ecc.volatile_uncorrectable", "gpu.ecc.aggregate_uncorrectable"):
-                self.add(check_id, "skip", message="%s: ECC is not supported or not reported (N/A)" % label,
-                         evidence="ecc=N/A")
-            return
-        current = ecc.get("mode_current")
-        pending = ecc.get("mode_pending")
-        evidence = evidence_of(("ecc.mode_current", current), ("ecc.mode_pending", pending))
-        if current is None:
-            self.missing("gpu.ecc.mode", "ecc.mode_current", "ECC mode", expected="enabled")
-        elif not current and str(self.gpu.get("brand") or "").lower() in _CONSUMER_BRANDS:
-            self.add("gpu.ecc.mode", "skip", observed="disabled",
-                     message="%s: ECC is disabled on a consumer GPU (%s brand); not judged" % (label, self.gpu["brand"]),
-                     evidence=evidence_of(("brand", self.gpu.get("brand")), ("ecc.mode_current", current)))
-        elif not current:
-            if pending:
-                self.add("gpu.ecc.mode", "warn", observed="disabled", expected="enabled",
-                         message="%s: ECC is disabled now and enabled at the next reset: reset the GPU to apply it"
-                                 % label, remedy="reset_gpu", evidence=evidence)
-            else:
-                self.add("gpu.ecc.mode", "warn", observed="disabled", expected="enabled",
-                         message="%s: ECC is disabled on a GPU that supports it: memory errors go undetected; "
-                                 "enable it (nvidia-smi -e 1) and reset the GPU" % label,
-                         remedy="tune", evidence=evidence)
-        elif pending is False:
-            self.add("gpu.ecc.mode", "warn", observed="enabled", expected="enabled",
-                     message="%s: ECC is enabled now but will be disabled at the next reset (pending mode)" % label,
-                     remedy="tune", evidence=evidence)
-        else:
-            self.add("gpu.ecc.mode", "pass", observed="enabled", expected="enabled",
-                     message="%s: ECC is enabled" % label, evidence=evidence)
-
-        ecc_off = current is False
-        self._ecc_counter("gpu.ecc.volatile_uncorrectable", "volatile_uncorrected",
-                          limits["ecc_volatile_uncorrected_max"], "since the driver loaded",
-                          "volatile uncorrectable ECC count", "fail", "reset_gpu",
-                          "drain the node and reset the GPU; RMA if they come back", ecc_off)
-        self._ecc_counter("gpu.ecc.aggregate_uncorrectable", "aggregate_uncorrected",
-                          limits["ecc_aggregate_uncorrected_max"], "over its lifetime",
-                          "lifetime uncorrectable ECC count", "warn", "monitor",
-                          "watch the count and the remapped rows; RMA if it keeps growing", ecc_off)
-
-    def _ecc_counter(self, check_id, key, allowed, when, what, bad_status, remedy, advice, ecc_off):
-        """One uncorrectable ECC counter (volatile or aggregate) against its allowance."""
-        ecc = self.gpu["ecc"]
-        label = self.label
-        expected = "== 0" if allowed == 0 else "<= %s" % fmt(allowed)
-        count = ecc.get(key)
-        corrected = key.replace("uncorrected", "corrected")
-        evidence = evidence_of(("ecc." + key, count), ("ecc." + corrected, ecc.get(corrected)))
-        if count is None:
-            if ecc_off:
-                self.add(check_id, "skip", expected=expected,
-                         message="%s: ECC is disabled, so no ECC error is counted" % label, evidence=evidence)
-            else:
-                self.missing(check_id, "ecc." + key, what, expected=expected)
-        elif count > allowed:
-            self.add(check_id, bad_status, observed=count, expected=expected,
-                     message="%s has %s %s: %s" % (label, plural(count, "uncorrectable ECC error"), when, advice),
-                     remedy=remedy, evidence=evidence)
-        else:
-            found = plural(count, "uncorrectable ECC error") if count else "no uncorrectable ECC errors"
-            self.add(check_id, "pass", observed=count, expected=expected,
-                     message="%s has %s %s" % (label, found, when), evidence=evidence)
-
-    def remap(self, limits):
-        rows = self.gpu.get("remapped_rows")
-        label = self.label
-        if not rows:
-            for check_id in ("gpu.remap.pending", "gpu.remap.failure", "gpu.remap.uncorrectable"):
-                self.add(check_id, "skip",
-                         message="%s: row remapping is not supported (N/A); older GPUs retire pages instead" % label,
-                         evidence="remapped_rows=N/A")
-            return
-        evidence = evidence_of(("remapped_rows.correctable", rows.get("correctable")),
-                               ("remapped_rows.uncorrectable", rows.get("uncorrectable")),
-                               ("remapped_rows.pending", rows.get("pending")),
-                               ("remapped_rows.failure", rows.get("failure")))
-        self._flag("gpu.remap.pending", rows.get("pending"), "remapped_rows.pending", "row remapping pending flag",
-                   "has a row remapping pending: drain the node and reset the GPU; the remap completes on reset",
-                   "has no row remapping pending", "reset_gpu", evidence)
-        self._flag("gpu.remap.failure", rows.get("failure"), "remapped_rows.failure", "row remapping failure flag",
-                   "failed to remap a row (no spare rows left in a bank): the memory cannot heal itself any more; "
-                   "replace the GPU (RMA)",
-                   "has had no row remapping failure", "rma", evidence)
-
-        allowed = limits["remapped_rows_uncorrectable_max"]
-        count = rows.get("uncorrectable")
-        expected = "<= %s" % fmt(allowed)
-        if count is None:
-            self.missing("gpu.remap.uncorrectable", "remapped_rows.uncorrectable",
-                         "count of rows remapped for uncorrectable errors", expected=expected)
-        elif count > allowed:
-            self.add("gpu.remap.uncorrectable", "fail", observed=count, expected=expected,
-                     message="%s has %s remapped for uncorrectable errors, more than %s: replace the GPU (RMA)"
-                             % (label, plural(count, "row"), fmt(allowed)),
-                     remedy="rma", evidence=evidence)
-        else:
-            self.add("gpu.remap.uncorrectable", "pass", observed=count, expected=expected,
-                     message="%s has %s remapped for uncorrectable errors" % (label, plural(count, "row")),
-                     evidence=evidence)
-
-    def _flag(self, check_id, value, path, what, bad, good, remedy, evidence):
-        """A yes/no flag that must be "no" (row remapping pending or failed)."""
-        if value is None:
-            self.missing(check_id, path, what, expected="no")
-        elif value:
-            self.add(check_id, "fail", observed="yes", expected="no", message="%s %s" % (self.label, bad),
-                     remedy=remedy, evidence=evidence)
-        else:
-            self.add(check_id, "pass", observed="no", expected="no", message="%s %s" % (self.label, good),
-                     evidence=evidence)
-
-    def retired_pages(self, limits):
-        pages = self.gpu.get("retired_pages") or {}
-        label = self.label
-        single = pages.get("single_bit")
-        double = pages.get("double_bit")
-        pending = pages.get("pending")
-        evidence = evidence_of(("retired_pages.single_bit", single), ("retired_pages.double_bit", double),
-                               ("retired_pages.pending", pending))
-        if pending is None:
-            if "retired_pages.pending" in self.unreadable:
-                self.missing("gpu.retired_pages.pending", "retired_pages.pending", "page retirement pending flag",
-                             expected="no")
-            else:
-                self.add("gpu.retired_pages.pending", "skip", expected="no",
-                         message="%s: page retirement is not reported (N/A); newer GPUs remap rows instead" % label,
-                         evidence=evidence)
-        elif pending:
-            self.add("gpu.retired_pages.pending", "fail", observed="yes", expected="no",
-                     message="%s has memory pages pending retirement: drain the node and reset the GPU (or reload "
-                             "the driver) so they are retired" % label,
-                     remedy="reset_gpu", evidence=evidence)
-        else:
-            self.add("gpu.retired_pages.pending", "pass", observed="no", expected="no",
-                     message="%s has no memory pages pending retirement" % label, evidence=evidence)
-
-        allowed = limits["retired_pages_max"]
-        expected = "<= %s" % fmt(allowed)
-        if single is None and double is None:
-            if "retired_pages.single_bit" in self.unreadable or "retired_pages.double_bit" in self.unreadable:
-                self.missing("gpu.retired_pages.count", "retired_pages.single_bit", "retired page count",
-                             expected=expected)
-            else:
-                self.add("gpu.retired_pages.count", "skip", expected=expected,
-                         message="%s: retired pages are not reported (N/A); newer GPUs remap rows instead" % label,
-                         evidence=evidence)
-            return
-        total = (single or 0) + (double or 0)
-        if total > allowed:
-            self.add("gpu.retired_pages.count", "fail", observed=total, expected=expected,
-                     message="%s has %s retired (%s single-bit, %s double-bit), more than %s: replace the GPU (RMA)"
-                             % (label, plural(total, "memory page"), fmt(single), fmt(double), fmt(allowed)),
-                     remedy="rma", evidence=evidence)
-        else:
-            self.add("gpu.retired_pages.count", "pass", observed=total, expected=expected,
-                     message="%s has %s retired" % (label, plural(total, "memory page")), evidence=evidence)
 
     # -- PCIe --------------------------------------------------------------------------------------------------
 
@@ -488,7 +266,7 @@ class GpuChecks(object):
     def throttle(self):
         reasons = self.gpu.get("throttle")
         label = self.label
-        for key, name, meaning in _THROTTLE_RULES:
+        for key, name, meaning in THROTTLE_RULES:
             check_id = "gpu.throttle." + key
             if not reasons:
                 self.add(check_id, "skip", message="%s: clock event reasons are not reported (N/A)" % label,

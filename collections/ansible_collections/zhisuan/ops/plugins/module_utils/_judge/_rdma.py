@@ -20,6 +20,7 @@ devices are found), ``rate_gbps``, ``link_layer`` (``InfiniBand`` or ``Ethernet`
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, shown, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, to_number, version_matches
 
 
@@ -30,18 +31,52 @@ def _number(expected, key):
     return to_number(value, "zhisuan_expected.net.%s" % key)
 
 
+def _clean_port(raw):
+    port = mapping(raw)
+    rate = port.get("rate_gbps")
+    return {"state": text(port.get("state")), "phys_state": text(port.get("phys_state")),
+            "rate_gbps": reading(rate, low=0.0, high=1e5), "link_layer": text(port.get("link_layer")),
+            "rate_unreadable": rate is not None and reading(rate, low=0.0, high=1e5) is None}
+
+
+def _clean_ib(ib):
+    """The ``ib`` facts with devices and ports of the types the rules read (``None``: not a mapping at all)."""
+    if not isinstance(ib, dict):
+        return None
+    devices = {}
+    for name, raw in mapping(ib.get("devices")).items():
+        device = mapping(raw)
+        devices[str(name)] = {"ca_type": text(device.get("ca_type")), "fw": text(device.get("fw")),
+                              "ports": dict((str(number), _clean_port(port))
+                                            for number, port in mapping(device.get("ports")).items())}
+    error = ib.get("error")
+    if error is not None and not isinstance(error, str):
+        error = "unreadable RDMA facts: %s" % shown(error)
+    if ib.get("devices") is not None and not isinstance(ib.get("devices"), dict):
+        error = error or "unreadable RDMA device list: %s" % shown(ib.get("devices"))
+    return {"devices": devices, "error": error, "no_device": text(ib.get("no_device")),
+            "errors": [str(item) for item in items(ib.get("errors"))]}
+
+
+def _port_order(item):
+    number = item[0]
+    return (0, int(number), "") if number.isascii() and number.isdigit() else (1, 0, number)
+
+
 def judge_rdma_ports(host, ib, expected=None):
     expected = expected or {}
     want_hcas = _number(expected, "hcas")
     if ib is None:
         return [make_check("rdma.device.present", host, "skip", component="RDMA",
                            message="RDMA ports were not collected (ib_source: none)")]
+    ib = _clean_ib(ib) or {"devices": {}, "errors": [], "no_device": None,
+                           "error": "the RDMA facts are not a mapping: %s" % shown(ib)}
     if ib.get("error"):
         return [make_check("rdma.device.present", host, "error", component="RDMA", observed=None,
                            expected="readable RDMA state", message="The RDMA state could not be read: %s" % ib["error"],
                            remedy="investigate", evidence=ib["error"])]
-    devices = ib.get("devices") or {}
-    wanted = expected.get("rdma_devices") or sorted(devices)
+    devices = ib["devices"]
+    wanted = [str(name) for name in items(expected.get("rdma_devices"))] or sorted(devices)
     checks = []
     if not devices:
         if want_hcas:
@@ -79,7 +114,7 @@ def judge_rdma_ports(host, ib, expected=None):
                                      expected="ACTIVE", message="RDMA device %s is expected but not listed" % name,
                                      remedy="reseat", evidence="devices: %s" % names))
             continue
-        for number, port in sorted((device.get("ports") or {}).items(), key=lambda item: int(item[0])):
+        for number, port in sorted(device["ports"].items(), key=_port_order):
             checks.extend(_port(host, "%s port %s" % (name, number), port, expected))
     return checks
 
@@ -127,6 +162,10 @@ def _port(host, component, port, expected):
     if want is None:
         checks.append(make_check("rdma.port.rate", host, "skip", component=component, observed=rate,
                                  message="No expected rate (zhisuan_expected.net.rate_gbps)", evidence=evidence))
+    elif rate is None and port.get("rate_unreadable"):
+        checks.append(make_check("rdma.port.rate", host, "error", component=component, observed=None,
+                                 expected=">= %s Gb/s" % fmt(want), remedy="investigate", evidence=evidence,
+                                 message="%s: the port rate could not be read" % component))
     elif rate is None or rate < want:
         down = state != "ACTIVE" or phys != "LinkUp"
         checks.append(make_check("rdma.port.rate", host, "skip" if down else "fail", component=component, observed=rate,
@@ -153,8 +192,8 @@ def _port(host, component, port, expected):
 
 
 def summarize_rdma(ib):
-    ib = ib or {}
-    devices = ib.get("devices") or {}
+    ib = _clean_ib(ib) or {"devices": {}, "no_device": None}
+    devices = ib["devices"]
     ports = [port for device in devices.values() for port in (device.get("ports") or {}).values()]
     return {"devices": len(devices), "ports_active": sum(1 for port in ports if port.get("state") == "ACTIVE"),
             "ports": len(ports), "rates_gbps": sorted(set(port.get("rate_gbps") for port in ports if port.get("rate_gbps"))),

@@ -27,9 +27,10 @@ index). Checks: ``burn.stability.gpu_count`` (host), per GPU (the GPUs of the ``
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import _component
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, plural, to_number
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import THROTTLE_RULES, gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts, evidence_of, fmt, plural
 
 DEFAULT_THRESHOLDS = {
     "temperature_margin_c": 5,
@@ -37,20 +38,13 @@ DEFAULT_THRESHOLDS = {
 }
 GPU_CHECK_IDS = ("burn.stability.ecc", "burn.stability.temperature", "burn.stability.throttle",
                  "burn.stability.clocks")
-_FAULT_REASONS = (
-    ("hw_slowdown", "HW Slowdown"),
-    ("hw_thermal_slowdown", "HW Thermal Slowdown"),
-    ("hw_power_brake_slowdown", "HW Power Brake Slowdown"),
-    ("sw_thermal_slowdown", "SW Thermal Slowdown"),
-)
+# The throttle reasons that mean a fault: the gpu rules' table (key, name), written once in _gpu_base.
+_FAULT_REASONS = tuple((key, name) for key, name, _meaning in THROTTLE_RULES)
 _DEG = u"\u00b0C"
 
 
 def _thresholds(overrides):
-    limits = dict(DEFAULT_THRESHOLDS)
-    for key, value in (overrides or {}).items():
-        if key in limits and value is not None:
-            limits[key] = to_number(value, "threshold %s" % key)
+    limits = overridden(DEFAULT_THRESHOLDS, overrides)
     return limits
 
 
@@ -105,7 +99,7 @@ class _Watch(object):
         self.during = during  # this GPU in each during sample where it is present
         self.after = after  # this GPU after the burn, or None
         self.label = _label(before)
-        self.component = _component(self.label, before)
+        self.component = gpu_component(self.label, before)
         self.checks = []
 
     def add(self, check_id, status, observed=None, expected=None, message="", remedy=None, evidence=""):
@@ -323,6 +317,14 @@ def _check_xid(host, before, xid_before, xid_after):
 
 
 def judge_stability(host, before, during, after, xid_before=None, xid_after=None, thresholds=None):
+    """The stability checks (see ``_judge_stability``); samples of an unexpected shape give one ``error`` check."""
+    return guarded(
+        "burn.stability.readable", host, "GPUs", "stability watch", _judge_stability, host, clean_facts(before),
+        clean_facts(during), clean_facts(after), xid_before=clean_facts(xid_before), xid_after=clean_facts(xid_after),
+        thresholds=thresholds)
+
+
+def _judge_stability(host, before, during, after, xid_before=None, xid_after=None, thresholds=None):
     """Checks on what changed between ``before`` and the ``during`` / ``after`` samples (each a ``gpu`` facts dict).
 
     ``during`` is a list (possibly empty); ``after`` may be ``None`` when it could not be read. ``xid_before`` /

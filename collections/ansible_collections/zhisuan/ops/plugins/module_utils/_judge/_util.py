@@ -10,24 +10,64 @@ messages and evidence, profile lookups, version and model matching, copying merg
 
 from __future__ import annotations
 
+import math
 import re
 
 
+# The largest magnitude a threshold, a count or a reading may have: beyond it the value is not a reading but damage
+# (a wrapped counter, 1e308 from a broken tool) and is refused as unreadable. 1e15 keeps every real figure (bytes of
+# a whole cluster's memory, microseconds of a day) and stays exact as a float.
+MAX_MAGNITUDE = 1e15
+_INT_RE = re.compile(r"^[-+]?[0-9]+$", re.ASCII)
+_FLOAT_RE = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$", re.ASCII)
+
+
+class ThresholdError(ValueError):
+    """A threshold, profile figure or inventory expectation that is not a usable number (a configuration error: the
+    judges let it through, unlike a damaged fact)."""
+
+
 def to_number(value, what):
-    """A threshold or expectation from inventory as a number (inventory values may arrive as strings)."""
+    """A threshold or expectation from inventory as a number (inventory values may arrive as strings).
+
+    Raises ValueError for anything that is not a plain, finite, sane number: booleans, NaN/Infinity, Unicode digits,
+    ``1.2.3``, and values beyond ``MAX_MAGNITUDE``.
+    """
     if value is None or isinstance(value, bool):
-        raise ValueError("%s must be a number, got %r" % (what, value))
+        raise ThresholdError("%s must be a number, got %r" % (what, value))
     if isinstance(value, (int, float)):
-        return value
-    try:
+        number = value
+    else:
         text = str(value).strip()
-        return int(text) if re.match(r"^-?\d+$", text) else float(text)
-    except ValueError:
-        raise ValueError("%s must be a number, got %r" % (what, value))
+        if _INT_RE.match(text) and len(text) <= 20:
+            number = int(text)
+        elif _FLOAT_RE.match(text) and len(text) <= 40:
+            number = float(text)
+        else:
+            raise ThresholdError("%s must be a number, got %r" % (_short(what), _short(value)))
+    if not is_sane(number):
+        raise ThresholdError("%s must be a finite number of sane size, got %s" % (_short(what), _short(value)))
+    return number
+
+
+def is_sane(value):
+    """True for an int or float (not a bool) that is finite and within ``MAX_MAGNITUDE``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _short(value, limit=60):
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def fmt(value):
-    """Short text for a value in messages and evidence."""
+    """Short text for a value in messages and evidence. Never raises: NaN, infinities and huge numbers print as what
+    they are, anything else through ``str`` (or ``repr`` when that fails), clipped."""
     if value is None:
         return "N/A"
     if value is True:
@@ -35,10 +75,28 @@ def fmt(value):
     if value is False:
         return "false"
     if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if abs(value) >= 1e18:
+            return "%.3g" % value
         if value == int(value):
             return str(int(value))
         return ("%.2f" % value).rstrip("0").rstrip(".")
-    return str(value)
+    if isinstance(value, int):
+        if abs(value) >= 10 ** 18:
+            try:
+                return "%.3g" % value
+            except OverflowError:  # beyond a float; str() of it may itself raise (Python's int digit limit)
+                digits = int(value.bit_length() * 0.30103) + 1
+                return "%s%d digits" % ("-" if value < 0 else "", digits)
+        return str(value)
+    try:
+        text = str(value)
+    except Exception:  # pylint: disable=broad-except  # a value whose __str__ fails must not crash a report
+        text = object.__repr__(value)
+    return text if len(text) <= 2000 else text[:2000] + "..."
 
 
 def evidence_of(*pairs):
@@ -104,3 +162,24 @@ def deep_copy(value):
     if isinstance(value, list):
         return [deep_copy(item) for item in value]
     return value
+
+
+# Deeper than this, a facts document is damage (no collector nests so deep): the part below is dropped (None).
+MAX_DEPTH = 32
+
+
+def clean_facts(value, depth=0):
+    """A copy of facts the judges can read safely: non-finite or absurd numbers (``is_sane``) become ``None`` (a
+    reading the rules already call unreadable), nesting deeper than ``MAX_DEPTH`` is cut, and anything else that is
+    not JSON-like becomes its text. Facts of the right shape come back equal."""
+    if depth > MAX_DEPTH:
+        return None
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return value if is_sane(value) else None
+    if isinstance(value, dict):
+        return dict((key, clean_facts(item, depth + 1)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [clean_facts(item, depth + 1) for item in value]
+    return fmt(value)

@@ -26,6 +26,7 @@ import fnmatch
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import version_matches
 
 FIRMWARE_KEYS = {"bios": "bios", "bmc": "bmc", "cpld": "cpld", "gpu": "gpu_vbios", "nic": "nic_firmware",
@@ -67,25 +68,28 @@ def _entries(value, key):
 def gather_versions(firmware=None, gpu_facts=None, software=None):
     """Versions from the BMC firmware inventory, the ``gpu`` facts and the ``host.software`` facts."""
     versions = {}
-    for item in firmware or []:
+    for item in items(firmware):
+        if not isinstance(item, dict) or not isinstance(item.get("component"), str):
+            continue
         key = FIRMWARE_KEYS.get(item.get("component"))
-        if key is None or item.get("version") in (None, ""):
+        if key is None or not isinstance(item.get("version"), (str, int, float)) or item.get("version") == "":
             continue
         versions.setdefault(key, []).append((str(item.get("name") or item.get("id") or key), str(item["version"])))
-    gpus = (gpu_facts or {}).get("gpus") or []
-    vbios = [("GPU %s" % gpu.get("index", position), gpu.get("vbios_version")) for position, gpu in enumerate(gpus)
-             if gpu.get("vbios_version")]
+    gpu_facts = mapping(gpu_facts)
+    gpus = [gpu for gpu in items(gpu_facts.get("gpus")) if isinstance(gpu, dict)]
+    vbios = [("GPU %s" % gpu.get("index", position), text(gpu.get("vbios_version"))) for position, gpu in enumerate(gpus)
+             if text(gpu.get("vbios_version"))]
     if vbios:
         versions["gpu_vbios"] = vbios
-    software = software or {}
-    driver = (gpu_facts or {}).get("driver_version") or software.get("nvidia_driver")
+    software = mapping(software)
+    driver = text(gpu_facts.get("driver_version")) or text(software.get("nvidia_driver"))
     if gpu_facts or "nvidia_driver" in software:
         versions["driver"] = [("driver", driver)]
     if gpu_facts:
-        versions["cuda"] = [("cuda", gpu_facts.get("cuda_version"))]
+        versions["cuda"] = [("cuda", text(gpu_facts.get("cuda_version")))]
     for key in SOFTWARE_KEYS:
         if key in software:
-            versions[key] = [(key, software.get(key))]
+            versions[key] = [(key, text(software.get(key)))]
     return versions
 
 

@@ -7,8 +7,10 @@
 
 """BMC judgement rules: ``bmc`` facts (docs/bmc-facts.md, Redfish or IPMI) + the bill of materials -> checks.
 
-Pure functions, stdlib only. Check order: ``bmc.readout.resources``, ``bmc.power.state``, ``bmc.health.system``,
-``bmc.sensor.<kind>`` (kinds in SENSOR_KINDS order), ``bmc.psu.health`` per PSU, ``bmc.fan.health`` per fan,
+Pure functions, stdlib only. Check order: ``bmc.readout.resources``, ``bmc.readout.<part>`` (a firmware, log or
+BIOS read that failed after the inventory, ``failed_reads``), ``bmc.readout.system``, ``bmc.power.state``,
+``bmc.health.system``, ``bmc.sensor.<kind>`` (kinds in SENSOR_KINDS order), ``bmc.psu.health`` per PSU,
+``bmc.fan.health`` per fan,
 ``bmc.sel.critical``, then the inventory against ``zhisuan_expected``: ``bmc.gpu.count``, ``bmc.gpu.model``,
 ``bmc.memory.count``, ``bmc.memory.size``, ``bmc.nic.count``, ``bmc.drive.count``, ``bmc.psu.count``.
 
@@ -21,15 +23,21 @@ Inventory keys of ``zhisuan_expected`` (each optional; no key, no check): ``gpu_
 with the ``gpu`` family: the same bill of materials seen in-band and by the BMC), ``dimm_count``, ``memory_gib``,
 ``bmc_nic_count`` (network adapters as the BMC lists them, onboard ones included: not the RDMA NIC count of the
 ``nic`` family), ``drive_count``, ``psu_count``. A list the protocol cannot read (``null``, e.g. memory over IPMI)
-is a skip.
+is a skip. When the BMC lists fewer items than expected while some of that list's resources could not be read
+(``unreadable`` of the Redfish facts: a member that answers 404 while its siblings read), the count is an ``error``
+naming the unreadable resources, not a ``fail``: the part may be there, the BMC did not say. The inventory rules are
+in ``_bmc_inventory``.
+
+A host ComputerSystem that could not be read (``system_readable: false``) gives a ``bmc.readout.system`` error
+naming it; the system's health is then the worst chassis health, as the Redfish collector reports it.
 """
 
 from __future__ import annotations
 
-import datetime
-
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._bmc_inventory import count_of, inventory_checks, label
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import compile_pattern, fmt, to_number
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import fmt
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
 
 SENSOR_KINDS = ("temperature", "voltage", "current", "power", "fan", "other")
 _SENSOR_REMEDY = {"fan": "replace_part"}
@@ -42,14 +50,7 @@ _SENSOR_WHY = {
     "other": "look at the sensor in the BMC",
 }
 SEL_EVIDENCE_MAX = 10
-
-
-def _count(number, singular, many):
-    return "%d %s" % (number, singular if number == 1 else many)
-
-
-def _label(item, default):
-    return str(item.get("name") or item.get("id") or default)
+_READ_WHAT = {"firmware": "firmware inventory", "log": "log (SEL)", "bios": "BIOS attributes"}
 
 
 def _reading(value, units):
@@ -93,7 +94,7 @@ def _sensor_checks(host, sensors):
             if status == "pass":
                 fine.append(sensor)
                 continue
-            name = _label(sensor, "sensor")
+            name = label(sensor, "sensor")
             limits = sensor.get("thresholds") or {}
             bounds = ", ".join("%s=%s" % (key, fmt(value)) for key, value in sorted(limits.items()) if value is not None)
             checks.append(make_check(
@@ -106,11 +107,11 @@ def _sensor_checks(host, sensors):
                 evidence="reading=%s, health=%s%s" % (fmt(sensor.get("reading")), fmt(sensor.get("health")),
                                                       ", " + bounds if bounds else "")))
         if fine:
-            names = [_label(sensor, "?") for sensor in fine]
+            names = [label(sensor, "?") for sensor in fine]
             checks.append(make_check(
                 "bmc.sensor.%s" % kind, host, "pass", component="Sensors (%s)" % kind, observed=len(fine),
                 expected="within thresholds",
-                message="%s within %s thresholds" % (_count(len(fine), "%s sensor is" % kind, "%s sensors are" % kind),
+                message="%s within %s thresholds" % (count_of(len(fine), "%s sensor is" % kind, "%s sensors are" % kind),
                                                      "its" if len(fine) == 1 else "their"),
                 evidence=", ".join(names[:20]) + (" …" if len(names) > 20 else "")))
     return checks
@@ -154,7 +155,7 @@ def _psu_checks(host, supplies):
     checks = []
     feeding = [psu for psu in supplies if isinstance(psu.get("input_watts"), (int, float)) and psu["input_watts"] > 0]
     for position, psu in enumerate(supplies):
-        name = _label(psu, "PSU %d" % position)
+        name = label(psu, "PSU %d" % position)
         health, state = psu.get("health"), psu.get("state")
         evidence = "health=%s, state=%s, input_watts=%s, model=%s, serial=%s" % (
             fmt(health), fmt(state), fmt(psu.get("input_watts")), fmt(psu.get("model")), fmt(psu.get("serial")))
@@ -172,7 +173,7 @@ def _psu_checks(host, supplies):
                                      expected="input power", remedy="check_cable", evidence=evidence,
                                      message="%s draws no input power while %s: check its power cord and PDU "
                                              "outlet (the node has lost power redundancy)"
-                                             % (component, _count(len(feeding), "other PSU does", "other PSUs do"))))
+                                             % (component, count_of(len(feeding), "other PSU does", "other PSUs do"))))
         elif health == "Warning":
             checks.append(make_check("bmc.psu.health", host, "warn", component=component, observed=health,
                                      expected="OK", remedy="investigate", evidence=evidence,
@@ -190,7 +191,7 @@ def _psu_checks(host, supplies):
 def _fan_checks(host, fans):
     checks = []
     for position, fan in enumerate(fans):
-        name = _label(fan, "Fan %d" % position)
+        name = label(fan, "Fan %d" % position)
         health, state = fan.get("health"), fan.get("state")
         evidence = "health=%s, state=%s, reading=%s" % (fmt(health), fmt(state),
                                                         _reading(fan.get("reading"), fan.get("units")))
@@ -211,16 +212,7 @@ def _fan_checks(host, fans):
 
 def parse_time(value):
     """An ISO 8601 time (``2024-05-01T10:00:00Z``, ``...+08:00``, a date) as an aware datetime, or None."""
-    if isinstance(value, datetime.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
-    if not value:
-        return None
-    text = str(value).strip().replace("Z", "+00:00").replace(" ", "T", 1)
-    try:
-        parsed = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+    return iso_time(value)
 
 
 def _sel_check(host, log, since):
@@ -242,7 +234,7 @@ def _sel_check(host, log, since):
     if not critical:
         return make_check("bmc.sel.critical", host, "pass", component="System event log", observed=0,
                           expected="no Critical entries%s" % window,
-                          message="No Critical entries in the BMC log%s (%s read)" % (window, _count(len(log), "entry", "entries")))
+                          message="No Critical entries in the BMC log%s (%s read)" % (window, count_of(len(log), "entry", "entries")))
     lines = ["%s %s: %s%s" % (entry.get("created") or "time unknown", entry.get("source") or "log", entry.get("message") or "",
                               " (%s)" % entry["message_id"] if entry.get("message_id") else "")
              for entry in critical[:SEL_EVIDENCE_MAX]]
@@ -251,104 +243,9 @@ def _sel_check(host, log, since):
     return make_check("bmc.sel.critical", host, "fail", component="System event log", observed=len(critical),
                       expected="no Critical entries%s" % window,
                       message="The BMC logged %s%s; read them before sign-off (the newest: %s)"
-                              % (_count(len(critical), "Critical entry", "Critical entries"), window,
+                              % (count_of(len(critical), "Critical entry", "Critical entries"), window,
                                  critical[-1].get("message") or "?"),
                       remedy="investigate", evidence="\n".join(lines))
-
-
-# ------------------------------------------------------------------------------------- inventory vs the BOM
-
-_INVENTORY = (
-    # check id, facts list, expected key, (one, many), remedy when fewer, how an item counts as present
-    ("bmc.gpu.count", "gpus", "gpu_count", ("GPU", "GPUs"), "reseat", None),
-    ("bmc.memory.count", "memory", "dimm_count", ("DIMM", "DIMMs"), "reseat", "memory"),
-    ("bmc.nic.count", "nics", "bmc_nic_count", ("network adapter", "network adapters"), "reseat", None),
-    ("bmc.drive.count", "drives", "drive_count", ("drive", "drives"), "reseat", None),
-    ("bmc.psu.count", "power_supplies", "psu_count", ("power supply", "power supplies"), "replace_part", "state"),
-)
-
-
-def _present(items, rule):
-    if rule == "memory":
-        return [item for item in items if item.get("state") != "Absent" and (item.get("capacity_mib") or 0) > 0]
-    if rule == "state":
-        return [item for item in items if item.get("state") != "Absent"]
-    return list(items)
-
-
-def _count_check(host, facts, check_id, key, want_key, words, remedy, rule, expected):
-    one, many = words
-    items = facts.get(key)
-    protocol = facts.get("protocol") or "this protocol"
-    component = "%s (BMC view)" % (many[0].upper() + many[1:])
-    want = expected.get(want_key)
-    if items is None:
-        return make_check(check_id, host, "skip", component=component, expected=want,
-                          message="The BMC does not report %s over %s" % (many, protocol))
-    present = _present(items, rule)
-    names = ", ".join(_label(item, "?") for item in present[:24]) or "none"
-    if want is None:
-        return make_check(check_id, host, "skip", component=component, observed=len(present),
-                          message="The BMC lists %s; set zhisuan_expected.%s to check the count"
-                                  % (_count(len(present), one, many), want_key), evidence=names)
-    want = int(to_number(want, "zhisuan_expected.%s" % want_key))
-    if len(present) == want:
-        return make_check(check_id, host, "pass", component=component, observed=len(present), expected="== %d" % want,
-                          message="The BMC lists the %s expected" % _count(want, one, many), evidence=names)
-    if len(present) < want:
-        return make_check(check_id, host, "fail", component=component, observed=len(present), expected="== %d" % want,
-                          message="The BMC lists %d of the %d %s of the bill of materials: a part is missing or not "
-                                  "detected; reseat it (then replace it)" % (len(present), want, many),
-                          remedy=remedy, evidence=names)
-    return make_check(check_id, host, "fail", component=component, observed=len(present), expected="== %d" % want,
-                      message="The BMC lists %s but the bill of materials has %d: the node is not the one ordered"
-                              % (_count(len(present), one, many), want), remedy="investigate", evidence=names)
-
-
-def _gpu_model_check(host, facts, expected):
-    gpus = facts.get("gpus")
-    pattern = expected.get("gpu_model")
-    if gpus is None or not pattern:
-        return make_check("bmc.gpu.model", host, "skip", component="GPUs (BMC view)", expected=pattern,
-                          message="No GPU model to compare (%s)" % ("the BMC does not report GPUs" if gpus is None
-                                                                    else "zhisuan_expected.gpu_model not set"))
-    models = [gpu.get("model") for gpu in gpus]
-    if not any(models):
-        return make_check("bmc.gpu.model", host, "skip", component="GPUs (BMC view)", expected=pattern,
-                          message="The BMC lists GPUs but not their model")
-    rx = compile_pattern(str(pattern))
-    wrong = ["%s: %s" % (_label(gpu, "GPU"), gpu.get("model")) for gpu in gpus if gpu.get("model") and not rx.search(gpu["model"])]
-    evidence = ", ".join(sorted(set(model for model in models if model)))
-    if wrong:
-        return make_check("bmc.gpu.model", host, "fail", component="GPUs (BMC view)", observed="; ".join(wrong),
-                          expected=str(pattern), remedy="replace_part", evidence=evidence,
-                          message="%s not the model of the bill of materials (%s): %s"
-                                  % (_count(len(wrong), "GPU is", "GPUs are"), pattern, "; ".join(wrong)))
-    return make_check("bmc.gpu.model", host, "pass", component="GPUs (BMC view)", observed=evidence,
-                      expected=str(pattern), message="Every GPU the BMC lists is a %s" % evidence, evidence=evidence)
-
-
-def _memory_size_check(host, facts, expected):
-    memory = facts.get("memory")
-    want = expected.get("memory_gib")
-    if memory is None or want is None:
-        return make_check("bmc.memory.size", host, "skip", component="Memory (BMC view)", expected=want,
-                          message="No memory size to compare (%s)" % ("the BMC does not report DIMMs" if memory is None
-                                                                      else "zhisuan_expected.memory_gib not set"))
-    present = _present(memory, "memory")
-    total = sum(item.get("capacity_mib") or 0 for item in present) / 1024.0
-    want = to_number(want, "zhisuan_expected.memory_gib")
-    evidence = "%s present, %s GiB" % (_count(len(present), "DIMM", "DIMMs"), fmt(round(total, 1)))
-    if abs(total - want) < 0.5:
-        return make_check("bmc.memory.size", host, "pass", component="Memory (BMC view)", observed=round(total, 1),
-                          expected="== %s GiB" % fmt(want), message="%s GiB of memory, as ordered" % fmt(round(total, 1)),
-                          evidence=evidence)
-    fewer = total < want
-    return make_check("bmc.memory.size", host, "fail", component="Memory (BMC view)", observed=round(total, 1),
-                      expected="== %s GiB" % fmt(want), remedy="reseat" if fewer else "replace_part", evidence=evidence,
-                      message="The BMC sees %s GiB of memory, the bill of materials says %s GiB: %s"
-                              % (fmt(round(total, 1)), fmt(want), "a DIMM is missing or not detected; reseat it"
-                                 if fewer else "DIMMs of the wrong size are fitted"))
 
 
 # ------------------------------------------------------------------------------------------- entry points
@@ -366,12 +263,35 @@ def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=N
         checks.append(make_check("bmc.readout.resources", host, "warn", component="BMC", observed=len(errors),
                                  expected="0 unreadable resources", remedy="investigate",
                                  message="The BMC did not answer for %s, so the checks below may be incomplete"
-                                         % _count(len(errors), "resource", "resources"),
+                                         % count_of(len(errors), "resource", "resources"),
                                  evidence="; ".join("%s: %s" % (item.get("resource"), item.get("error")) for item in errors)))
     else:
         checks.append(make_check("bmc.readout.resources", host, "pass", component="BMC", observed=0,
                                  expected="0 unreadable resources", message="Every BMC resource read could be read"))
-    checks.append(_power_check(host, system))
+    failed_reads = facts.get("failed_reads")
+    for item in failed_reads if isinstance(failed_reads, list) else []:
+        if not isinstance(item, dict):
+            continue
+        part = str(item.get("part") or "other")
+        checks.append(make_check("bmc.readout.%s" % part, host, "error", component="BMC %s" % part,
+                                 observed="unreadable", expected="readable", remedy="investigate",
+                                 evidence=str(item.get("error") or ""),
+                                 message="The BMC's %s could not be read: %s" % (_READ_WHAT.get(part, part),
+                                                                                 item.get("error") or "failed")))
+    if facts.get("system_readable") is False:
+        where = [str(item.get("resource")) for item in errors if isinstance(item, dict)
+                 and item.get("resource") and "/Systems" in str(item.get("resource"))] or ["the Systems collection"]
+        checks.append(make_check("bmc.readout.system", host, "error", component="System", observed="unreadable",
+                                 expected="a readable ComputerSystem", remedy="investigate", evidence="; ".join(where),
+                                 message="The BMC did not answer for the host's ComputerSystem (%s): power state, "
+                                         "BIOS, processors, memory and drives are unknown; GPUs, sensors, PSUs, fans "
+                                         "and health come from the Chassis side" % where[0]))
+    if facts.get("system_readable") is False:
+        checks.append(make_check("bmc.power.state", host, "skip", component="System power", expected="On",
+                                 message="The power state is unknown: the ComputerSystem could not be read "
+                                         "(see bmc.readout.system)"))
+    else:
+        checks.append(_power_check(host, system))
     health = _health_check(host, system)
     if health is not None:
         checks.append(health)
@@ -379,12 +299,7 @@ def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=N
     checks.extend(_psu_checks(host, facts.get("power_supplies") or []))
     checks.extend(_fan_checks(host, facts.get("fans") or []))
     checks.append(_sel_check(host, log, since))
-    for check_id, key, want_key, words, remedy, rule in _INVENTORY:
-        checks.append(_count_check(host, facts, check_id, key, want_key, words, remedy, rule, expected))
-        if check_id == "bmc.gpu.count":
-            checks.append(_gpu_model_check(host, facts, expected))
-        if check_id == "bmc.memory.count":
-            checks.append(_memory_size_check(host, facts, expected))
+    checks.extend(inventory_checks(host, facts, expected))
     return checks
 
 
@@ -408,4 +323,6 @@ def summarize_bmc(bmc_facts, firmware=None):
         "bmc_firmware": bmc_firmware,
         "power_state": system.get("power_state"),
         "health": system.get("health"),
+        # how the Redfish client authenticated (session | basic; null over IPMI): bmc_auth auto reports its choice
+        "auth": facts.get("auth"),
     }

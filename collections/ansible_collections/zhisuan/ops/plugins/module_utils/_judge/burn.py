@@ -33,13 +33,16 @@ Compare errors mean the GPU returned wrong results. With memory-error evidence f
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import _component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
+    clean_facts,
     evidence_of,
     fmt,
     plural,
     profile_get,
+    ThresholdError,
     to_number,
 )
 
@@ -71,13 +74,10 @@ def floor_for(profile, facts):
 
 
 def _thresholds(overrides):
-    limits = dict(DEFAULT_THRESHOLDS)
-    for key, value in (overrides or {}).items():
-        if key in limits and value is not None:
-            limits[key] = to_number(value, "threshold %s" % key)
+    limits = overridden(DEFAULT_THRESHOLDS, overrides)
     if limits["burn_peer_fail_pct"] > limits["burn_peer_warn_pct"]:
-        raise ValueError("threshold burn_peer_fail_pct (%s) must not exceed burn_peer_warn_pct (%s)"
-                         % (limits["burn_peer_fail_pct"], limits["burn_peer_warn_pct"]))
+        raise ThresholdError("threshold burn_peer_fail_pct (%s) must not exceed burn_peer_warn_pct (%s)"
+                             % (limits["burn_peer_fail_pct"], limits["burn_peer_warn_pct"]))
     return limits
 
 
@@ -138,7 +138,7 @@ class _GpuJudge(object):
         identity = dict(driver_gpu or {})
         if gpu.get("uuid"):
             identity["uuid"] = gpu["uuid"]
-        self.component = _component(self.label, identity)
+        self.component = gpu_component(self.label, identity)
         self.memory = _memory_error_evidence(driver_gpu)
         self.checks = []
 
@@ -289,6 +289,13 @@ def _check_tested(host, facts, gpus, profile, gpu_facts):
 
 
 def judge_burn(host, facts, profile, thresholds=None, gpu_facts=None):
+    """Judge one host's ``burn`` facts (see ``_judge_burn``); facts of an unexpected shape give one ``error`` check."""
+    return guarded(
+        "burn.facts.readable", host, "gpu_burn", "burn", _judge_burn, host, clean_facts(facts), profile,
+        thresholds=thresholds, gpu_facts=clean_facts(gpu_facts))
+
+
+def _judge_burn(host, facts, profile, thresholds=None, gpu_facts=None):
     """Judge one host's ``burn`` facts. Returns a list of check records.
 
     ``profile`` may be ``None`` (no floor: the peer rule still works). ``gpu_facts`` are the host's ``gpu`` facts,

@@ -22,11 +22,16 @@ DCGM GPU ids follow NVML's enumeration, which is PCI bus order, so GPU *n* is th
 
 ``judge_dcgm_health`` makes ``dcgm.health.overall`` and one ``dcgm.health.<system>`` check per incident (``pcie``,
 ``memory``, ``nvlink``, ``thermal``, ``power``, ``inforom``, ``driver``, ``sm`` …).
+
+A ``dcgm.diag.readable`` error comes first when part of the diag document was not an object (``unreadable`` in the
+facts: a failed test may be hidden there); facts of an unexpected type or shape give one ``dcgm.facts.readable`` error.
 """
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts
 
 DEFAULT_THRESHOLDS = {"dcgm_warn_is_fail": False}
 
@@ -76,7 +81,6 @@ _HEALTH_REMEDIES = {
     "driver": ("update_firmware", "reinstall the NVIDIA driver at the site baseline"),
 }
 _HEALTH_STATUS = {"Healthy": "pass", "Warning": "warn", "Failure": "fail"}
-_ELLIPSIS = u"\u2026"
 # Worst first: which DCGM status wins when several results fold into one check.
 _RANK = {"Fail": 5, "Warn": 3, "Pass": 2, "Skip": 1, "Not Run": 0}
 _STRENGTH = {"reset_gpu": 3, "update_firmware": 2, "tune": 1}
@@ -88,13 +92,7 @@ def _gpu_component(gpu_id, label, gpu_facts):
     gpus = (gpu_facts or {}).get("gpus") if isinstance(gpu_facts, dict) else None
     if gpu_id is None or not isinstance(gpus, list) or not 0 <= gpu_id < len(gpus) or not isinstance(gpus[gpu_id], dict):
         return label
-    gpu, parts = gpus[gpu_id], []
-    uuid = str(gpu.get("uuid") or "")
-    if uuid:
-        parts.append(uuid if len(uuid) <= 13 else uuid[:13].rstrip("-") + _ELLIPSIS)
-    if gpu.get("pci_bus_id"):
-        parts.append(str(gpu["pci_bus_id"]))
-    return "%s (%s)" % (label, ", ".join(parts)) if parts else label
+    return gpu_component(label, gpus[gpu_id])
 
 
 def _rank(status):
@@ -212,6 +210,13 @@ def _diag_check(host, key, items, facts, gpu_facts, warn_is_fail):
 
 
 def judge_dcgm_diag(host, facts, gpu_facts=None, thresholds=None):
+    """Judge one host's ``dcgm`` facts (see ``_judge_dcgm_diag``); facts of an unexpected shape give one ``error`` check."""
+    return guarded(
+        "dcgm.facts.readable", host, "dcgmi", "dcgm", _judge_dcgm_diag, host, clean_facts(facts),
+        gpu_facts=clean_facts(gpu_facts), thresholds=thresholds)
+
+
+def _judge_dcgm_diag(host, facts, gpu_facts=None, thresholds=None):
     """Judge one host's ``dcgm`` facts (from ``zhisuan.ops.dcgm_diag``). Returns a list of check records.
 
     ``gpu_facts`` (optional) are the host's ``gpu`` facts, used only to name components. ``thresholds``:
@@ -226,7 +231,15 @@ def judge_dcgm_diag(host, facts, gpu_facts=None, thresholds=None):
             "dcgm.diag.tests", host, "error", component="dcgmi", observed="no results", expected="test results",
             message="dcgmi diag returned no test results, so no GPU was judged; read the raw output",
             remedy="investigate", evidence="dcgm facts: %s" % (facts if not isinstance(facts, dict) else _run_text(facts)))]
-    return [_diag_check(host, key, items, facts, gpu_facts, warn_is_fail) for key, items in _groups(tests)]
+    checks = [_diag_check(host, key, items, facts, gpu_facts, warn_is_fail) for key, items in _groups(tests)]
+    unreadable = [str(part) for part in facts.get("unreadable") or [] if part]
+    if unreadable:
+        checks.insert(0, make_check(
+            "dcgm.diag.readable", host, "error", component="dcgmi", observed=len(unreadable), expected="0 unreadable parts",
+            message="Part of the dcgmi diag output could not be read (%s): a failed test may be in it, so this run does "
+                    "not show the GPUs healthy; read the raw output" % ", ".join(unreadable[:3]),
+            remedy="investigate", evidence="%s; unreadable: %s" % (_run_text(facts), "; ".join(unreadable[:10]))))
+    return checks
 
 
 def summarize_dcgm_diag(facts, profile=None):
@@ -248,6 +261,13 @@ def summarize_dcgm_diag(facts, profile=None):
 # --------------------------------------------------------------------------------------------- health
 
 def judge_dcgm_health(host, facts, gpu_facts=None):
+    """Judge one host's ``dcgm_health`` facts (see ``_judge_dcgm_health``); odd facts give one ``error`` check."""
+    return guarded(
+        "dcgm.facts.readable", host, "dcgmi", "dcgm_health", _judge_dcgm_health, host, clean_facts(facts),
+        gpu_facts=clean_facts(gpu_facts))
+
+
+def _judge_dcgm_health(host, facts, gpu_facts=None):
     """Judge one host's ``dcgm_health`` facts (from ``zhisuan.ops.dcgm_health``). Returns a list of check records."""
     if not isinstance(facts, dict) or not facts.get("overall"):
         return [make_check("dcgm.health.overall", host, "error", component="dcgmi", observed=None, expected="Healthy",

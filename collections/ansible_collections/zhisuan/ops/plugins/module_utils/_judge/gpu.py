@@ -29,16 +29,23 @@ still work with no profile. Thresholds a site may override (``thresholds``), wit
 
 NVLink (``_nvlink_checks``) is judged against the profile's ``nvlink.links`` and ``nvlink.speed_gbs_per_link``
 (sites override them with profile overrides); ``nvlink: null`` in a profile marks a PCIe model (checks skipped).
+The NVLink error counters' growth (``_nvlink_errors``: ``gpu.nvlink.errors``, thresholds ``nvlink_replay_max`` (0),
+``nvlink_recovery_max`` (0), ``nvlink_crc_per_s_max`` (100)) is judged only when it was collected
+(``OPTIONAL_GPU_CHECK_IDS``, right after ``gpu.nvlink.speed``).
 """
 
 from __future__ import annotations
 
 import re
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import GpuChecks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_checks
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import DEFAULTS as NVLINK_ERROR_LIMITS
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import nvlink_error_checks
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
+    clean_facts,
     compile_pattern,
     evidence_of,
     fmt,
@@ -57,6 +64,7 @@ DEFAULT_THRESHOLDS = {
     "retired_pages_max": 10,
     "power_over_limit_pct": 5,
 }
+DEFAULT_THRESHOLDS.update(NVLINK_ERROR_LIMITS)
 DEFAULT_TEMPERATURE_MARGIN_C = 5
 
 HOST_CHECK_IDS = ("gpu.count.present", "gpu.driver.version", "gpu.cuda.version")
@@ -85,6 +93,8 @@ GPU_CHECK_IDS = (
     "gpu.throttle.sw_thermal_slowdown",
     "gpu.readout.unreadable",
 )
+# Checks of a GPU that run only when their facts were collected (gpu_info nvlink_errors_window > 0).
+OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors",)
 
 # ---------------------------------------------------------------------------------------------- public API
 
@@ -120,6 +130,13 @@ def merge_profile(profile, overrides):
 
 
 def judge_gpu(host, facts, profile, expected=None, thresholds=None):
+    """Judge one host's ``gpu`` facts (see ``_judge_gpu``); facts of an unexpected shape give one ``error`` check."""
+    return guarded(
+        "gpu.facts.readable", host, "GPUs", "gpu", _judge_gpu, host, clean_facts(facts), profile, expected=expected,
+        thresholds=thresholds)
+
+
+def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
     """Judge one host's ``gpu`` facts. Returns a list of check records (see ``_check.make_check``).
 
     ``profile`` may be ``None``: the rules then use only the limits the driver reports and ``expected``.
@@ -155,6 +172,7 @@ def judge_gpu(host, facts, profile, expected=None, thresholds=None):
         gpu_ctx.retired_pages(limits)
         gpu_ctx.pcie(profile)
         nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"))
+        nvlink_error_checks(gpu_ctx, facts, limits)
         gpu_ctx.temperature(limits)
         gpu_ctx.power(profile, limits)
         gpu_ctx.throttle()
@@ -166,10 +184,7 @@ def judge_gpu(host, facts, profile, expected=None, thresholds=None):
 # ------------------------------------------------------------------------------------------- host checks
 
 def _thresholds(profile, overrides):
-    limits = dict(DEFAULT_THRESHOLDS)
-    for key, value in (overrides or {}).items():
-        if key in limits and value is not None:
-            limits[key] = to_number(value, "threshold %s" % key)
+    limits = overridden(DEFAULT_THRESHOLDS, overrides)
     if limits["temperature_margin_c"] is None:
         margin = profile_get(profile, "temperature", "gpu_warn_margin_c")
         limits["temperature_margin_c"] = (to_number(margin, "profile temperature.gpu_warn_margin_c")
@@ -201,6 +216,13 @@ def _check_count(host, facts, gpus, profile, expected):
     if want is None and profile and profile.get("gpu_count") is not None:
         want = profile.get("gpu_count")
         source = "profile %s" % profile.get("name")
+    attached = facts.get("attached_gpus")
+    if want is None and isinstance(attached, int) and not isinstance(attached, bool) and seen < attached:
+        return make_check(
+            "gpu.count.present", host, "warn", component="GPUs", observed=seen, expected="== %d" % attached,
+            message="nvidia-smi lists %d of the %d attached GPUs (an -i selection, or output cut short): the others "
+                    "were not judged; collect all GPUs, or set zhisuan_expected.gpu_count" % (seen, attached),
+            remedy="investigate", evidence=evidence)
     if want is None:
         return make_check(
             "gpu.count.present", host, "skip", component="GPUs", observed=seen, expected=None,

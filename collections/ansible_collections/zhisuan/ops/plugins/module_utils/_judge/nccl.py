@@ -29,8 +29,8 @@ Thresholds (``thresholds``, overriding the profile): ``nccl_busbw_floor_gbs``, `
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, plural, profile_get, to_number
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts, evidence_of, fmt, plural, profile_get, to_number
 from ansible_collections.zhisuan.ops.plugins.module_utils._net.nccl import point_busbw, point_wrong
 
 DEFAULT_JUDGE_BYTES = 8 * 1024 ** 3
@@ -193,6 +193,13 @@ def _coverage_check(host, op, facts, profile, thresholds, component):
 
 
 def judge_nccl(host, facts, profile, thresholds=None, gpu_facts=None):
+    """Judge one host's ``nccl`` facts (see ``_judge_nccl``); facts of an unexpected shape give one ``error`` check."""
+    return guarded(
+        "nccl.facts.readable", host, "nccl-tests", "nccl", _judge_nccl, host, clean_facts(facts), profile,
+        thresholds=thresholds, gpu_facts=clean_facts(gpu_facts))
+
+
+def _judge_nccl(host, facts, profile, thresholds=None, gpu_facts=None):
     """Judge one nccl-tests run. A run over several nodes yields cluster checks (host ``cluster``)."""
     if not isinstance(facts, dict) or not isinstance(facts.get("points"), list):
         return [make_check("nccl.collect.nccl_tests", host, "error", component="nccl-tests", expected="nccl-tests facts",

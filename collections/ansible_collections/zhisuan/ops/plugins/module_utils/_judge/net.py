@@ -25,13 +25,18 @@ number, or a mapping interface -> number). Thresholds (``zhisuan_thresholds.net`
 ``rx_power_min_dbm`` (null)
     a site floor for Rx power; by default the module's own low warning/alarm thresholds are used.
 
-RDMA port rules are in ``_rdma.py``; cabling in ``_cabling.py``; the cluster consistency in ``_fabric.py``.
-Pure functions, no I/O, standard library only.
+RDMA port rules are in ``_rdma.py``; cabling in ``_cabling.py``; the cluster consistency in ``_fabric.py``; the
+typed view of a NIC's facts in ``_net_facts.py``.
+Facts are read through typed views (``_readings``): a value of the wrong type, NaN, infinite, negative or absurd
+(a 10^30 Mb/s speed) is "unreadable", an ``error`` check, never a pass. Pure functions, no I/O, standard library only.
 """
 
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._net_facts import clean_nic
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, shown, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, plural, to_number
 from ansible_collections.zhisuan.ops.plugins.module_utils._net.ethtool import counter_class
 
@@ -48,11 +53,7 @@ _CLEAN_FLAGS = ("rx_power_low_alarm", "rx_power_low_warning")
 
 
 def thresholds_of(overrides):
-    limits = dict(DEFAULT_THRESHOLDS)
-    for key, value in (overrides or {}).items():
-        if key in limits and value is not None:
-            limits[key] = to_number(value, "threshold net.%s" % key)
-    return limits
+    return overridden(DEFAULT_THRESHOLDS, overrides, "threshold net.%s")
 
 
 def expected_for(expected, key, ifname):
@@ -71,8 +72,8 @@ def judged_interfaces(facts, expected):
     names = (expected or {}).get("interfaces")
     if names:
         return list(names)
-    return [name for name, nic in sorted((facts.get("interfaces") or {}).items())
-            if nic.get("bus_info") or nic.get("link") or nic.get("carrier")]
+    return [name for name, nic in sorted(mapping(facts.get("interfaces")).items())
+            if isinstance(nic, dict) and (nic.get("bus_info") or nic.get("link") is True or nic.get("carrier") is True)]
 
 
 def judge_nic(host, facts, expected=None, thresholds=None):
@@ -83,11 +84,11 @@ def judge_nic(host, facts, expected=None, thresholds=None):
         return [make_check("nic.collect.facts", host, "error", component="net_info", observed=None,
                            expected="net facts", message="No network facts were collected for this host",
                            remedy="investigate", evidence="net facts: %s" % fmt(facts))]
-    interfaces = facts.get("interfaces") or {}
+    interfaces = mapping(facts.get("interfaces"))
     checks = []
     for ifname in judged_interfaces(facts, expected):
-        nic = interfaces.get(ifname)
-        if nic is None or not nic.get("present", True):
+        nic = clean_nic(interfaces[ifname]) if ifname in interfaces else None
+        if nic is None or not nic["present"]:
             checks.append(make_check(
                 "nic.link.state", host, "fail", component=ifname, observed="absent", expected="present",
                 message="Interface %s is expected on this node but does not exist" % ifname, remedy="investigate",
@@ -128,6 +129,13 @@ def _link(host, ifname, nic):
 def _speed(host, ifname, nic, want):
     speed = nic.get("speed_mbps")
     evidence = evidence_of(("speed_mbps", speed), ("duplex", nic.get("duplex")), ("port", nic.get("port")))
+    unreadable = (nic.get("errors") or {}).get("settings")
+    if speed is None and unreadable:
+        # ethtool's link settings could not be read (empty or garbage output): unknown, never a pass or a skip
+        return make_check("nic.link.speed", host, "error", component=ifname, observed=None,
+                          expected=">= %s Mb/s" % fmt(want) if want is not None else None,
+                          message="The link settings of %s could not be read: %s" % (ifname, unreadable),
+                          remedy="investigate", evidence=evidence)
     if want is None:
         return make_check("nic.link.speed", host, "skip", component=ifname, observed=speed, expected=None,
                           message="No expected speed for %s (zhisuan_expected.net.speed_mbps)" % ifname, evidence=evidence)
@@ -146,6 +154,10 @@ def _speed(host, ifname, nic, want):
 
 def _mtu(host, ifname, nic, want):
     mtu = nic.get("mtu")
+    if mtu is None and nic["errors"].get("mtu"):
+        return make_check("nic.mtu.value", host, "error", component=ifname, observed=None, expected=want,
+                          message="The MTU of %s could not be read: %s" % (ifname, nic["errors"]["mtu"]),
+                          remedy="investigate", evidence="mtu unreadable")
     if want is None:
         return make_check("nic.mtu.value", host, "skip", component=ifname, observed=mtu, expected=None,
                           message="No expected MTU for %s (zhisuan_expected.net.mtu)" % ifname, evidence="mtu=%s" % fmt(mtu))
@@ -278,13 +290,19 @@ def _rx_power(host, ifname, optics, limits, implausible):
 
 def _flaps(host, ifname, facts, limits):
     flaps = facts.get("link_flaps")
+    if flaps is not None and not isinstance(flaps, dict):
+        flaps, reason = None, "link flap counts are not readable: %s" % shown(flaps)
+    else:
+        reason = text(facts.get("link_flaps_error"))
+    count = mapping(flaps).get(ifname, 0)
+    if flaps is not None and reading(count) is None:
+        flaps, reason = None, "the link flap count of %s is not readable: %s" % (ifname, shown(count))
     if flaps is None:
-        reason = facts.get("link_flaps_error")
         return make_check("nic.link.flaps", host, "error" if reason else "skip", component=ifname,
                           message=("The kernel log could not be read for link flaps: %s" % reason) if reason
                           else "Link flaps were not collected", remedy="investigate" if reason else None, evidence=reason or "")
-    count = flaps.get(ifname, 0)
-    events = [event.get("line") for event in facts.get("link_flap_events") or [] if event.get("interface") == ifname]
+    events = [str(event.get("line")) for event in items(facts.get("link_flap_events"))
+              if isinstance(event, dict) and event.get("interface") == ifname]
     evidence = "\n".join(events[-5:]) or "no link-down event for %s in the kernel log" % ifname
     if count >= limits["link_flaps_fail"]:
         status = "fail"
@@ -302,14 +320,15 @@ def _flaps(host, ifname, facts, limits):
 
 def summarize_net(facts):
     """The host's report facts: per interface speed, MTU, link and Rx power; RDMA device count; neighbours."""
-    facts = facts or {}
+    facts = mapping(facts)
     interfaces = {}
-    for name, nic in sorted((facts.get("interfaces") or {}).items()):
-        optics = nic.get("optics") or {}
+    for name, raw in sorted(mapping(facts.get("interfaces")).items()):
+        nic = clean_nic(raw)
+        optics = nic["optics"] or {}
         interfaces[name] = {"link": nic.get("link"), "speed_mbps": nic.get("speed_mbps"), "mtu": nic.get("mtu"),
-                            "driver": nic.get("driver"), "firmware": nic.get("firmware"),
-                            "numa_node": nic.get("numa_node"), "rx_power_dbm": optics.get("rx_power_dbm")}
-    ib = facts.get("ib") or {}
-    return {"interfaces": interfaces, "rdma_devices": len(ib.get("devices") or {}),
-            "lldp": dict((name, "%s %s" % (item.get("switch"), item.get("switch_port")))
-                         for name, item in sorted((facts.get("lldp") or {}).items()))}
+                            "driver": text(nic.get("driver")), "firmware": text(nic.get("firmware")),
+                            "numa_node": reading(nic.get("numa_node")), "rx_power_dbm": optics.get("rx_power_dbm")}
+    ib = mapping(facts.get("ib"))
+    return {"interfaces": interfaces, "rdma_devices": len(mapping(ib.get("devices"))),
+            "lldp": dict((name, "%s %s" % (mapping(item).get("switch"), mapping(item).get("switch_port")))
+                         for name, item in sorted(mapping(facts.get("lldp")).items()))}

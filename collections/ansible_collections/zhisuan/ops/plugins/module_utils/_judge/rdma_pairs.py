@@ -24,19 +24,17 @@ or over the ceiling (latency).
 from __future__ import annotations
 
 import re
+import statistics
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, reading, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import fmt, to_number
 
 DEFAULT_NODE_FRACTION = 0.5
 
 
 def _median(values):
-    values = sorted(values)
-    if not values:
-        return None
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2.0
+    return statistics.median(values) if values else None
 
 
 class Matrix(object):
@@ -49,20 +47,25 @@ class Matrix(object):
         self.ceiling = ceiling
         self.pairs = []
         self.nodes = list(nodes or [])
-        for number, pair in enumerate(pairs):
-            if not pair.get("server") or not pair.get("client"):
+        for number, pair in enumerate(items(pairs)):
+            if not isinstance(pair, dict) or not text(pair.get("server")) or not text(pair.get("client")):
                 raise ValueError("pair record %d needs 'server' and 'client'" % number)
             record = dict(pair)
             record["low"] = self._low(record)
+            record["value"] = reading(record.get("value"))
+            round_number = record.get("round")
+            record["round"] = round_number if reading(round_number, 0, None) is not None else None
             self.pairs.append(record)
             for node in (record["server"], record["client"]):
                 if node not in self.nodes:
                     self.nodes.append(node)
 
     def _low(self, pair):
-        if pair.get("status", "ok") != "ok" or pair.get("value") is None:
+        """True (low), False (at the floor) or None (not measured: failed, or a value that is not a finite,
+        non-negative, possible number, which is never taken for a good one)."""
+        value = reading(pair.get("value"))
+        if pair.get("status", "ok") != "ok" or value is None:
             return None
-        value = pair["value"]
         if self.floor is not None:
             return value < self.floor
         return value > self.ceiling

@@ -34,7 +34,9 @@ cluster figures are the best job's sums (a sequential job gives the bandwidth, a
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, to_number
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, shown, text
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt
 
 JOB_FLOORS = ("bw_mib_min", "iops_min", "lat_p99_us_max")
 AGGREGATE_FLOORS = ("read_bw_mib_min", "write_bw_mib_min", "read_iops_min", "write_iops_min")
@@ -44,11 +46,7 @@ _ADVICE = ("check the storage network (link speed, MTU, errors), the file system
 
 
 def _floors(section, keys, what):
-    result = {}
-    for key in keys:
-        value = (section or {}).get(key)
-        result[key] = to_number(value, "%s.%s" % (what, key)) if value is not None else None
-    return result
+    return overridden(dict.fromkeys(keys), section, what + ".%s")
 
 
 def job_floors(thresholds, name):
@@ -67,6 +65,36 @@ def _job_evidence(job):
                        ("lat_us.p999", lat.get("p999")), ("error", job.get("error")))
 
 
+_JOB_NUMBERS = ("bw_mib", "iops", "iodepth", "numjobs", "error")
+
+
+def _clean_job(raw):
+    """A job's facts with the types the rules read. A value that is there but unreadable (a string, NaN, infinite,
+    negative, absurd) becomes None and is listed in ``unreadable`` so its metric is an error, never a pass."""
+    if not isinstance(raw, dict):
+        return {"errors": ["the job's facts are not readable: %s" % shown(raw)], "lat_us": {}, "unreadable": []}
+    job = dict(raw)
+    unreadable = []
+    for key in _JOB_NUMBERS:
+        value = raw.get(key)
+        job[key] = reading(value)
+        if value is not None and job[key] is None:
+            unreadable.append(key)
+    lat = {}
+    for key, value in mapping(raw.get("lat_us")).items():
+        lat[key] = reading(value)
+        if value is not None and lat[key] is None:
+            unreadable.append("lat_us.%s" % key)
+    job["lat_us"] = lat
+    for key in ("rw", "bs"):
+        job[key] = text(raw.get(key))
+    errors = raw.get("errors")
+    job["errors"] = [str(item) for item in items(errors)] if errors is None or isinstance(errors, list) else \
+        ["unreadable errors field: %s" % shown(errors)]
+    job["unreadable"] = unreadable
+    return job
+
+
 def _metric(host, name, job, metric, value, floor, unit, failed):
     """One metric of one job against its floor (``min`` for bandwidth and IOPS, ``max`` for latency)."""
     check_id = "storage.%s.%s" % (name, metric)
@@ -80,6 +108,11 @@ def _metric(host, name, job, metric, value, floor, unit, failed):
         return make_check(check_id, host, "skip", component=component, observed=shown, expected=expected,
                           message="Job %s failed (see storage.%s.errors), so its %s is not judged" % (name, name, label),
                           evidence=evidence)
+    key = {"bandwidth": "bw_mib", "iops": "iops", "latency_p99": "lat_us.p99"}[metric]
+    if value is None and key in (job.get("unreadable") or []):
+        return make_check(check_id, host, "error", component=component, expected=expected,
+                          message="The %s of job %s is unreadable in the facts (not a finite, non-negative number)"
+                                  % (label, name), remedy="investigate", evidence=evidence)
     if value is None:
         if floor is None:
             return make_check(check_id, host, "skip", component=component, expected=expected,
@@ -131,15 +164,15 @@ def judge_storage(host, facts, thresholds=None):
                            message="No fio job results were collected for this host, so no storage check could run",
                            remedy="investigate", evidence="storage facts: %r" % (facts,))]
     jobs = facts["jobs"]
-    order = [name for name in facts.get("job_order") or [] if name in jobs]
+    order = [name for name in items(facts.get("job_order")) if isinstance(name, str) and name in jobs]
     order += sorted(name for name in jobs if name not in order)
     checks = []
     for name in order:
-        job = jobs[name] if isinstance(jobs[name], dict) else {}
+        job = _clean_job(jobs[name])
         floors = job_floors(thresholds, name)
         failed = bool(job.get("errors"))
         checks.append(_errors_check(host, name, job))
-        lat = job.get("lat_us") or {}
+        lat = job["lat_us"]
         checks.append(_metric(host, name, job, "bandwidth", job.get("bw_mib"), floors["bw_mib_min"], "MiB/s", failed))
         checks.append(_metric(host, name, job, "iops", job.get("iops"), floors["iops_min"], "IOPS", failed))
         checks.append(_metric(host, name, job, "latency_p99", lat.get("p99"), floors["lat_p99_us_max"], _MU, failed))
@@ -151,12 +184,14 @@ def summarize_storage(facts, profile=None):
     if not isinstance(facts, dict):
         return {}
     jobs = {}
-    for name, job in (facts.get("jobs") or {}).items():
-        if isinstance(job, dict):
-            jobs[name] = {"rw": job.get("rw"), "bs": job.get("bs"), "bw_mib": job.get("bw_mib"), "iops": job.get("iops"),
-                          "lat_us": dict(job.get("lat_us") or {}), "errors": list(job.get("errors") or [])}
-    return {"fio_version": facts.get("fio_version"), "directory": facts.get("directory"),
-            "job_order": list(facts.get("job_order") or sorted(jobs)), "jobs": jobs}
+    for name, raw in mapping(facts.get("jobs")).items():
+        if isinstance(raw, dict):
+            job = _clean_job(raw)
+            jobs[name] = {"rw": job["rw"], "bs": job["bs"], "bw_mib": job["bw_mib"], "iops": job["iops"],
+                          "lat_us": job["lat_us"], "errors": job["errors"]}
+    return {"fio_version": text(facts.get("fio_version")), "directory": text(facts.get("directory")),
+            "job_order": [name for name in items(facts.get("job_order")) if isinstance(name, str)] or sorted(jobs),
+            "jobs": jobs}
 
 
 # ------------------------------------------------------------------------------------------------ cluster
@@ -184,9 +219,9 @@ def aggregate(hosts_storage):
                 continue
             entry["nodes"] += 1
             for direction in ("read", "write"):
-                numbers = (job.get("directions") or {}).get(direction) or {}
-                entry["%s_bw_mib" % direction] += numbers.get("bw_mib") or 0.0
-                entry["%s_iops" % direction] += numbers.get("iops") or 0.0
+                numbers = mapping(mapping(job.get("directions")).get(direction))
+                entry["%s_bw_mib" % direction] += reading(numbers.get("bw_mib")) or 0.0
+                entry["%s_iops" % direction] += reading(numbers.get("iops")) or 0.0
     result = {"nodes": len(nodes), "hosts": nodes, "failed_nodes": sorted(failed), "jobs": {}}
     for key in ("read_bw_mib", "write_bw_mib", "read_iops", "write_iops"):
         best = None

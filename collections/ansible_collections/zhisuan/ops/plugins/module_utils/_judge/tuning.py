@@ -43,9 +43,8 @@ sysctl                      none (site values only)      -         {name: value 
 hugepages                   none (site values only)      -         {total, size_kib, transparent}
 ==========================  ===========================  ========  =============================================
 
-Value syntax: a value (``0``, ``"never"``), ``"unlimited"`` (a limit of 2**63 or more counts as unlimited: container
-runtimes print 18446744073708503040 for "no limit"), an inequality (``">= 16777216"``; for a sysctl that
-holds several numbers, such as ``net.ipv4.tcp_rmem``, it applies to the last one), or a list of accepted values.
+The value syntax (values, ``unlimited``, inequalities, lists) is in ``_tuning_targets``; the typed view of the
+host facts in ``_tuning_facts``.
 """
 
 from __future__ import annotations
@@ -53,6 +52,9 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import mapping
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._tuning_facts import clean_host
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._tuning_targets import Targets, matches, want_text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import fmt
 
 LINK_RANK = {"X": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5, "SOC": 5}
@@ -71,93 +73,15 @@ DEFAULTS = {
     "persistence_mode": (True, "warn"),
 }
 DEFAULT_ULIMITS = {"memlock": ("unlimited", "fail"), "nofile": (">= 1048576", "warn")}
-_OP = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\S+)\s*$")
-_INF = float("inf")
-# A limit of 2**63 or more is unlimited in practice: kernels and container runtimes print near-RLIM_INFINITY values
-# such as 18446744073708503040 (2**64 - 2**20) for "no limit".
-_NEAR_INFINITE = 2 ** 63
-
-
-def _number(text):
-    text = str(text).strip()
-    if text == "unlimited":
-        return _INF
-    if re.match(r"^\d+$", text) and int(text) >= _NEAR_INFINITE:
-        return _INF
-    if re.match(r"^-?\d+(\.\d+)?$", text):
-        return float(text)
-    numbers = text.split()
-    if numbers and all(re.match(r"^-?\d+$", part) for part in numbers):
-        return float(numbers[-1])
-    return None
-
-
-def matches(observed, want):
-    """Whether an observed value meets a target (see the module docstring for the syntax)."""
-    if observed is None:
-        return False
-    if isinstance(want, (list, tuple)):
-        return any(matches(observed, item) for item in want)
-    if isinstance(want, bool):
-        return observed is want or str(observed).strip().lower() in (("1", "true", "on", "yes") if want
-                                                                     else ("0", "false", "off", "no"))
-    op = _OP.match(str(want)) if isinstance(want, str) else None
-    if op:
-        have, limit = _number(observed), _number(op.group(2))
-        if limit is None:
-            raise ValueError("tuning target %r: %r is not a number" % (want, op.group(2)))
-        if have is None:
-            return False
-        return {">=": have >= limit, "<=": have <= limit, ">": have > limit, "<": have < limit,
-                "==": have == limit, "!=": have != limit}[op.group(1)]
-    if isinstance(want, (int, float)):
-        return _number(observed) == float(want)
-    if str(want).strip() == "unlimited":
-        return _number(observed) == _INF
-    return " ".join(str(observed).split()).lower() == " ".join(str(want).split()).lower()
-
-
-def _want_text(want):
-    if isinstance(want, (list, tuple)):
-        return " or ".join(_want_text(item) for item in want)
-    if isinstance(want, bool):
-        return "on" if want else "off"
-    return str(want)
 
 
 def _slug(text):
     return re.sub(r"[^a-z0-9_]+", "_", str(text).lower()).strip("_")
 
 
-class _Targets(object):
-    """Site targets over the defaults; ``get`` -> (value, severity, origin) or None when dropped/absent."""
-
-    def __init__(self, tuning):
-        self.tuning = tuning or {}
-
-    def get(self, key, default=None):
-        if key in self.tuning:
-            value = self.tuning[key]
-            return None if value is None else (value, "fail", "zhisuan_expected.tuning.%s" % key)
-        if default is None:
-            return None
-        return (default[0], default[1], "default")
-
-    def section(self, key, defaults=None):
-        merged = {}
-        for name, (value, severity) in (defaults or {}).items():
-            merged[name] = (value, severity, "default")
-        for name, value in (self.tuning.get(key) or {}).items():
-            if value is None:
-                merged.pop(name, None)
-            else:
-                merged[name] = (value, "fail", "zhisuan_expected.tuning.%s.%s" % (key, name))
-        return merged
-
-
 def _verdict(check_id, host, component, observed, target, good, message_ok, message_bad, evidence="", remedy="tune"):
     value, severity, origin = target
-    expected = "%s (%s)" % (_want_text(value), origin)
+    expected = "%s (%s)" % (want_text(value), origin)
     if good:
         return make_check(check_id, host, "pass", component=component, observed=observed, expected=expected,
                           message=message_ok, evidence=evidence)
@@ -240,7 +164,7 @@ def _iommu_check(host, iommu, targets):
     accepted = target[0] if isinstance(target[0], (list, tuple)) else [target[0]]
     if mode == "enabled" and "enabled" not in accepted:
         return [make_check("tuning.iommu.mode", host, "warn", component="IOMMU", observed=mode,
-                           expected=_want_text(accepted), remedy="investigate", evidence=evidence,
+                           expected=want_text(accepted), remedy="investigate", evidence=evidence,
                            message="An IOMMU is active but this kernel does not say whether it translates DMA; "
                                    "check for iommu=pt (passthrough) on the kernel command line")]
     return [_verdict("tuning.iommu.mode", host, "IOMMU", mode, target, mode in accepted,
@@ -292,12 +216,12 @@ def _value_checks(host, section, observed_of, id_prefix, what):
         check_id = "%s.%s" % (id_prefix, _slug(name))
         if observed is None:
             checks.append(make_check(check_id, host, "error", component="%s %s" % (what, name), observed=None,
-                                     expected="%s (%s)" % (_want_text(target[0]), target[2]), remedy="investigate",
+                                     expected="%s (%s)" % (want_text(target[0]), target[2]), remedy="investigate",
                                      evidence=evidence, message="%s %s was not read from the node" % (what, name)))
             continue
         checks.append(_verdict(check_id, host, "%s %s" % (what, name), observed, target, matches(observed, target[0]),
                                "%s %s is %s" % (what, name, fmt(observed)),
-                               "%s %s is %s, the target is %s (%s)%s" % (what, name, fmt(observed), _want_text(target[0]),
+                               "%s %s is %s, the target is %s (%s)%s" % (what, name, fmt(observed), want_text(target[0]),
                                                                          target[2], _HINTS.get(name, "")),
                                evidence=evidence))
     return checks
@@ -347,7 +271,7 @@ def _governor_check(host, governor, targets):
         return []
     if governor is None:
         return [make_check("tuning.cpu.governor", host, "skip", component="CPU frequency governor",
-                           expected=_want_text(target[0]),
+                           expected=want_text(target[0]),
                            message="No cpufreq governor on this node (frequency left to the firmware/BIOS power "
                                    "policy); check the BIOS power profile instead")]
     counts = governor.get("counts") or {}
@@ -357,7 +281,7 @@ def _governor_check(host, governor, targets):
                      "Every CPU uses the %s governor" % value,
                      "CPU frequency governor is %s (%s), the target is %s: set it (cpupower frequency-set -g %s, "
                      "tuned profile) so CPUs do not clock down while feeding GPUs"
-                     % (value, evidence, _want_text(target[0]), _want_text(target[0])), evidence=evidence)]
+                     % (value, evidence, want_text(target[0]), want_text(target[0])), evidence=evidence)]
 
 
 def _persistence_check(host, gpu_facts, targets):
@@ -367,17 +291,17 @@ def _persistence_check(host, gpu_facts, targets):
     gpus = (gpu_facts or {}).get("gpus")
     if not gpus:
         return [make_check("tuning.gpu.persistence_mode", host, "skip", component="GPUs",
-                           expected=_want_text(target[0]), message="No GPU facts to read persistence mode from")]
+                           expected=want_text(target[0]), message="No GPU facts to read persistence mode from")]
     off = ["GPU %s" % gpu.get("index", position) for position, gpu in enumerate(gpus)
            if not matches(gpu.get("persistence_mode"), target[0])]
     evidence = ", ".join("GPU %s=%s" % (gpu.get("index", position), fmt(gpu.get("persistence_mode")))
                          for position, gpu in enumerate(gpus))
     return [_verdict("tuning.gpu.persistence_mode", host, "GPUs", "%d of %d off target" % (len(off), len(gpus)) if off
-                     else _want_text(target[0]), target, not off,
-                     "Persistence mode is %s on all %d GPUs" % (_want_text(target[0]), len(gpus)),
+                     else want_text(target[0]), target, not off,
+                     "Persistence mode is %s on all %d GPUs" % (want_text(target[0]), len(gpus)),
                      ("Persistence mode is off on %s: the driver unloads between jobs, so each job pays the GPU "
                       "initialisation and loses state; enable nvidia-persistenced" % ", ".join(off)) if target[0] is True
-                     else "Persistence mode is not %s on %s" % (_want_text(target[0]), ", ".join(off)),
+                     else "Persistence mode is not %s on %s" % (want_text(target[0]), ", ".join(off)),
                      evidence=evidence)]
 
 
@@ -388,9 +312,8 @@ def judge_tuning(host, host_facts, gpu_facts=None, expected=None, thresholds=Non
     """Judge one host's ``host`` facts (host_info) and its ``gpu`` facts against ``zhisuan_expected.tuning``
     (``expected`` is the whole ``zhisuan_expected``). ``thresholds`` is accepted for symmetry. Check order:
     collect errors, affinity per GPU, IOMMU, ACS, sysctl, ulimits, hugepages, CPU governor, persistence mode."""
-    facts = host_facts or {}
-    targets = _Targets((expected or {}).get("tuning"))
-    errors = dict((item.get("source"), item.get("error")) for item in facts.get("errors") or [])
+    facts, errors = clean_host(host_facts)
+    targets = Targets((expected or {}).get("tuning"))
     checks = []
     for source in sorted(errors):
         if source in _OWNED_ERRORS:
@@ -411,10 +334,10 @@ def judge_tuning(host, host_facts, gpu_facts=None, expected=None, thresholds=Non
 
 def summarize_tuning(host_facts):
     """The report's facts for the host's tuning: IOMMU mode, CPU governor, hugepages, software versions."""
-    facts = host_facts or {}
+    facts, _errors = clean_host(host_facts)
     return {
         "iommu": (facts.get("iommu") or {}).get("mode"),
         "cpu_governor": (facts.get("cpu_governor") or {}).get("value"),
         "hugepages": (facts.get("hugepages") or {}).get("total"),
-        "software": dict(facts.get("software") or {}),
+        "software": dict(mapping(mapping(host_facts).get("software"))),
     }

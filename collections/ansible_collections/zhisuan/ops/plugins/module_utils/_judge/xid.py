@@ -11,7 +11,10 @@ Pure functions, no I/O, standard library only. Checks, in this order:
 
 ``xid.log.readable`` (host)
     pass: the kernel log was read (how many lines, from where, which Xids); warn when lines carried ``NVRM: Xid`` but
-    could not be read (a new driver message format); error when there are no Xid facts at all.
+    could not be read (a new driver message format); error when there are no Xid facts at all, and when the log read
+    is empty or garbage (no line with a kernel log time stamp; journalctl's ``-- No entries --`` is a quiet window).
+``xid.facts.readable`` (host)
+    error, alone, when the facts have an unexpected type or shape (see ``_check.guarded``).
 ``xid.<code>.events`` (one per code and GPU, GPUs in bus order, codes ascending)
     the catalog row decides class, severity and remedy; then, keyed on companions and time:
 
@@ -35,9 +38,11 @@ Thresholds a site may override (``thresholds``), with their defaults (our choice
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid import time_key
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import _component
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import plural, to_number
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts, plural
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._xid_log import log_check
 
 DEFAULT_THRESHOLDS = {
     "companion_window_s": 300,
@@ -51,15 +56,19 @@ _ESCALATE_FROM = ("restart_app", "monitor", "none")
 
 
 def judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
+    """Judge one host's ``xid`` facts (see ``_judge_xid``); facts of an unexpected shape give one ``error`` check."""
+    return guarded(
+        "xid.facts.readable", host, "kernel log", "xid", _judge_xid, host, clean_facts(xid_facts), catalog,
+        gpu_facts=clean_facts(gpu_facts), thresholds=thresholds)
+
+
+def _judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
     """Judge one host's ``xid`` facts against the catalog (``plugin_utils._xid_catalog.load_catalog()``).
 
     ``gpu_facts`` (the ``gpu`` facts of gpu_info) maps a bus id to the GPU's index and uuid for ``component``.
     Returns a list of check records; raises ValueError for a threshold that is not a number.
     """
-    limits = dict(DEFAULT_THRESHOLDS)
-    for key, value in (thresholds or {}).items():
-        if key in limits and value is not None:
-            limits[key] = to_number(value, "threshold %s" % key)
+    limits = overridden(DEFAULT_THRESHOLDS, thresholds)
     version = str(catalog.get("version") or "?")
     if not isinstance(xid_facts, dict) or not isinstance(xid_facts.get("events"), list):
         return [make_check(
@@ -71,7 +80,7 @@ def judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
     groups = {}
     for event in events:
         groups.setdefault((event.get("pci_bus_id") or "unknown", event["code"]), []).append(event)
-    checks = [_log_check(host, xid_facts, events, version)]
+    checks = [log_check(host, xid_facts, events, version)]
     by_bus = {}
     for (bus, code) in sorted(groups, key=lambda key: (_gpu_order(gpus, key[0]), key[0], key[1])):
         ctx = _Group(host, bus, code, groups[(bus, code)], gpus, gpu_facts is not None, catalog, limits, version)
@@ -128,7 +137,7 @@ def _label(gpus, bus, have_facts):
     found = gpus.get(bus.upper())
     if found:
         index, gpu = found
-        return "GPU %s" % index, _component("GPU %s" % index, gpu)
+        return "GPU %s" % index, gpu_component("GPU %s" % index, gpu)
     label = "the GPU at %s" % bus
     if have_facts:
         return label, "GPU at %s (not listed by nvidia-smi)" % bus
@@ -143,40 +152,6 @@ def _incidents(events, gap):
             count += 1
         last = when
     return count
-
-
-def _log_check(host, facts, events, version):
-    source = facts.get("source") or "kernel log"
-    since = facts.get("since")
-    window = " since %s" % since if since else ""
-    unparsed = [line for line in facts.get("unparsed") or [] if isinstance(line, str)]
-    codes = sorted(set(event["code"] for event in events))
-    gpus = len(set(event.get("pci_bus_id") for event in events))
-    found = "no Xid event"
-    if events:
-        found = "%s (Xid %s) on %s" % (plural(len(events), "Xid event"), ", ".join(map(str, codes)), plural(gpus, "GPU"))
-    read = "Read %s from %s%s" % (plural(facts.get("lines") or 0, "kernel log line"), source, window)
-    if facts.get("fallback"):
-        read += " (journalctl not used: %s)" % facts["fallback"]
-    if unparsed:
-        return make_check(
-            "xid.log.readable", host, "warn", component="kernel log", observed=len(unparsed), expected="0 unreadable Xid lines",
-            message="%s: %s, but %s mention 'NVRM: Xid' and could not be read (a driver with a new message format?); "
-                    "the Xid rules did not see them, so read them by hand and report them" % (read, found, plural(len(unparsed), "line")),
-            remedy="investigate", evidence="\n".join(unparsed[:5]))
-    return make_check(
-        "xid.log.readable", host, "pass", component="kernel log", observed=len(events), expected=None,
-        message="%s: %s (judged with Xid catalog v%s)" % (read, found, version),
-        evidence=_log_evidence(source, since, facts))
-
-
-def _log_evidence(source, since, facts):
-    text = "source=%s, since=%s, lines=%s" % (source, since, facts.get("lines"))
-    if facts.get("outside_window"):
-        text += ", outside_window=%s" % facts["outside_window"]
-    if isinstance(facts.get("command"), list):
-        text += ", command: %s" % " ".join(str(arg) for arg in facts["command"])
-    return text
 
 
 class _Group(object):
@@ -243,8 +218,8 @@ class _Group(object):
         notes = self.row.get("notes") or ""
         window = self.limits["companion_window_s"]
         if status == "pass":
-            return self.check("pass", "none", "%s: %s; informational, no action by itself. %s" % (
-                self.head(), self.bucket(), notes), None)
+            return self.check("pass", "none", _sentence(["%s: %s" % (self.head(), self.bucket()),
+                                                         "informational, no action by itself"], notes), None)
         expected = "no Xid %d" % self.code
         parts = [self.head()]
         if kind == "application":
@@ -282,9 +257,9 @@ class _Group(object):
             parts.append("seen in %s in this window" % plural(incidents, "incident"))
         if remedy == "restart_app":
             parts.append("restart the job")
-        if notes and not companions and kind != "application":
-            parts.append(notes)
-        return self.check(status, remedy, _sentence(parts), expected)
+        # The catalog's notes are whole sentences of their own (capitalised): they follow the finding, not a "; ".
+        extra = notes if notes and not companions and kind != "application" else ""
+        return self.check(status, remedy, _sentence(parts, extra), expected)
 
     def _is_hard_fault(self, code):
         row = (self.catalog.get("codes") or {}).get(code)
@@ -361,6 +336,10 @@ def _num(value):
     return "%g" % value
 
 
-def _sentence(parts):
-    text = "; ".join(part.strip().rstrip(".") for part in parts if part and part.strip())
-    return text + "."
+def _sentence(parts, notes=""):
+    """The finding's parts joined by "; " into one sentence, then the catalog's notes as sentences of their own."""
+    text = "; ".join(part.strip().rstrip(".") for part in parts if part and part.strip()) + "."
+    notes = (notes or "").strip()
+    if notes:
+        text += " " + (notes if notes.endswith(".") else notes + ".")
+    return text

@@ -19,30 +19,21 @@ from __future__ import annotations
 import os
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._net import ethtool, ib, iplink, linkflap, lldp, qos
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _first_line as first_line
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._net import ecn, ethtool, ib, iblinkinfo, iplink, linkflap, lldp, qos
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import first_line, run
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import to_int
 
 # PCI class codes of NVIDIA GPUs (3D controller, VGA) and the vendor id.
 _NVIDIA_VENDOR = "0x10de"
 _GPU_CLASSES = ("0x0302", "0x0300")
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
-
-
 def numa_node(root, ifname):
     """NUMA node of a NIC (``/sys/class/net/IF/device/numa_node``); ``None`` when absent or -1 (no NUMA info)."""
-    value = _read(os.path.join(root, "sys", "class", "net", ifname, "device", "numa_node"))
-    if value is None or not value.lstrip("-").isdigit() or int(value) < 0:
-        return None
-    return int(value)
+    value = ib.read_text(os.path.join(root, "sys", "class", "net", ifname, "device", "numa_node"))
+    number = to_int(value)
+    return number if number is not None and number >= 0 else None
 
 
 def gpu_numa_nodes(root):
@@ -54,13 +45,14 @@ def gpu_numa_nodes(root):
         return {}
     result = {}
     for name in names:
-        if _read(os.path.join(base, name, "vendor")) != _NVIDIA_VENDOR:
+        if ib.read_text(os.path.join(base, name, "vendor")) != _NVIDIA_VENDOR:
             continue
-        klass = _read(os.path.join(base, name, "class")) or ""
+        klass = ib.read_text(os.path.join(base, name, "class")) or ""
         if not klass.startswith(_GPU_CLASSES):
             continue
-        value = _read(os.path.join(base, name, "numa_node"))
-        result[name] = int(value) if value and value.lstrip("-").isdigit() and int(value) >= 0 else None
+        value = ib.read_text(os.path.join(base, name, "numa_node"))
+        number = to_int(value)
+        result[name] = number if number is not None and number >= 0 else None
     return result
 
 
@@ -93,7 +85,7 @@ def _interface(tool, ifname, link, root, optics_wanted):
              "speed_mbps": None, "duplex": None, "link": None, "port": None,
              "mtu": None, "operstate": None, "admin_up": None, "carrier": None, "address": None,
              "numa_node": numa_node(root, ifname), "counters_delta": None, "optics": None, "optics_reason": None,
-             "qos": None, "errors": {}}
+             "qos": None, "ecn": ecn.read_ecn(root, ifname), "errors": {}}
     if link is None:
         entry["errors"]["ip"] = "interface %s does not exist on this node" % ifname
         return entry, None
@@ -188,6 +180,20 @@ def collect_lldp(params, warn=None):
         return {}, exc.message
 
 
+def collect_ib_fabric(params, warn=None):
+    """The fabric's own cabling view (``iblinkinfo``), or None without ``iblinkinfo_path``; errors are kept."""
+    path = params.get("iblinkinfo_path")
+    if not path:
+        return None
+    try:
+        result = run([path], timeout=params["timeout"], tool="iblinkinfo")
+        facts = iblinkinfo.fabric_facts(result.stdout, warn=warn)
+        facts["error"] = None
+        return facts
+    except ZhisuanError as exc:
+        return {"links": [], "error": exc.message}
+
+
 def collect_kernel_log(params):
     """``(kernel log text or None, error or None)``: journalctl -k, falling back to dmesg."""
     errors = []
@@ -211,7 +217,7 @@ def collect_net_facts(module):
     params = module.params
     warn = module.warn
     if params["counter_window"] < 0:
-        module.fail_json(msg="counter_window must be 0 or more seconds, got %s" % params["counter_window"])
+        raise OptionError("counter_window", "counter_window must be 0 or more seconds, got %s" % params["counter_window"])
     links = iplink.parse_links(run([params["ip_path"], "-j", "link"], timeout=params["timeout"], tool="ip").stdout,
                                warn=warn)
     names = params["interfaces"] or [name for name, link in links.items() if not iplink.is_loopback(link)]
@@ -250,5 +256,6 @@ def collect_net_facts(module):
         "link_flap_events": events[-50:],
         "link_flaps_error": log_error,
         "gpu_numa": gpu_numa_nodes(params["root"]),
+        "ib_fabric": collect_ib_fabric(params, warn=warn),
         "counter_window": window,
     }}

@@ -22,6 +22,7 @@ import math
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import to_float
 
 TOOL = "ethtool"
 
@@ -34,10 +35,10 @@ TEMPERATURE_RANGE_C = (-40.0, 125.0)
 RX_DARK_DBM = -40.0
 
 _KV_RE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
-_SPEED_RE = re.compile(r"^(\d+)\s*Mb/s$")
-_STAT_RE = re.compile(r"^\s*(?:\[(\d+)\]:\s*)?([^:]+?):\s*(-?\d+)\s*$")
-_POWER_RE = re.compile(r"^(-?[\d.]+)\s*mW\s*/\s*(-?[\d.]+|-inf|inf)\s*dBm$")
-_NUMBER_UNIT_RE = re.compile(r"^(-?[\d.]+)\s*(mA|V|degrees C)\b")
+_SPEED_RE = re.compile(r"^([0-9]{1,9})\s*Mb/s$")
+_STAT_RE = re.compile(r"^\s*(?:\[([0-9]{1,6})\]:\s*)?([^:]+?):\s*(-?[0-9]{1,24})\s*$")
+_POWER_RE = re.compile(r"^(-?[0-9.]+)\s*mW\s*/\s*(-?[0-9.]+|-inf|inf)\s*dBm$")
+_NUMBER_UNIT_RE = re.compile(r"^(-?[0-9.]+)\s*(mA|V|degrees C)\b")
 _CHANNEL_RE = re.compile(r"\s*\((?:Channel|Chan) (\d+)\)\s*$", re.IGNORECASE)
 
 # ethtool -m field names -> our metric names (SFP: ethtool's sff-8472 printer; QSFP: sff-8636, per channel).
@@ -158,6 +159,9 @@ def parse_stats(text, warn=None):
             continue
         queue, name, value = match.groups()
         counters[name.strip() if queue is None else "%s[%s]" % (name.strip(), queue)] = int(value)
+    if not counters:
+        raise ParseError(TOOL, "the ethtool -S output has no readable counter (read %d lines after 'NIC statistics:')"
+                         % (len(lines) - 1))
     return counters
 
 
@@ -209,21 +213,16 @@ def is_no_module(stderr):
 
 
 def _power(value):
+    """``0.5120 mW / -2.91 dBm`` -> (0.512, -2.91); ``-inf dBm`` (0 mW) and anything unreadable (``1.2.3``) -> None."""
     match = _POWER_RE.match(value)
     if not match:
         return None, None
-    mw = float(match.group(1))
-    dbm = match.group(2)
-    if dbm in ("-inf", "inf"):
-        dbm = None
-    else:
-        dbm = float(dbm)
-    return mw, dbm
+    return to_float(match.group(1)), to_float(match.group(2))
 
 
 def _number(value):
     match = _NUMBER_UNIT_RE.match(value)
-    return float(match.group(1)) if match else None
+    return to_float(match.group(1)) if match else None
 
 
 def _metric(key):

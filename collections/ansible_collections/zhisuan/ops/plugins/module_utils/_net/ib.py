@@ -27,6 +27,7 @@ import os
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import is_ascii_digits, to_float
 
 NO_DEVICE_IBSTAT = "ibstat listed no RDMA device (no HCA, or its driver is not loaded)"
 NO_DEVICE_SYSFS = "no RDMA device under /sys/class/infiniband (no HCA, or its driver is not loaded)"
@@ -34,11 +35,11 @@ IBSTATUS_NO_DEVICE = "No devices"
 IBV_NO_DEVICE = "Failed to get IB devices list"
 
 _CA_RE = re.compile(r"^CA '([^']+)'\s*$")
-_PORT_RE = re.compile(r"^\s*Port (\d+):\s*$")
+_PORT_RE = re.compile(r"^\s*Port ([0-9]{1,4}):\s*$")
 _KV_RE = re.compile(r"^\s*([^:]+?):\s*(.*?)\s*$")
-_STATUS_HEAD_RE = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
-_RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)(?:\s*Gb/sec)?")
-_NUMBERED_RE = re.compile(r"^\d+:\s*(.*)$")
+_STATUS_HEAD_RE = re.compile(r"^Infiniband device '([^']+)' port ([0-9]{1,4}) status:\s*$")
+_RATE_RE = re.compile(r"^([0-9]{1,6}(?:\.[0-9]+)?)(?![0-9.])(?:\s*Gb/sec)?")
+_NUMBERED_RE = re.compile(r"^[0-9]+:\s*(.*)$")
 
 
 def _empty(no_device=None):
@@ -60,7 +61,7 @@ def _phys(value):
 def _rate(value):
     """``400`` / ``200 Gb/sec (4X HDR)`` -> 400.0 / 200.0."""
     match = _RATE_RE.match(value.strip())
-    return float(match.group(1)) if match else None
+    return to_float(match.group(1)) if match else None
 
 
 def _port(state=None, phys_state=None, rate_gbps=None, link_layer=None):
@@ -168,7 +169,8 @@ def ibv_devinfo_no_device(stderr):
     return None
 
 
-def _read(path):
+def read_text(path):
+    """A sysfs file's text, stripped; None when it cannot be read."""
     try:
         with open(path) as handle:
             return handle.read().strip()
@@ -187,23 +189,23 @@ def read_sysfs(root="/"):
         return _empty(NO_DEVICE_SYSFS)
     result = _empty()
     for name in names:
-        device = {"ca_type": _read(os.path.join(base, name, "hca_type")), "fw": _read(os.path.join(base, name, "fw_ver")),
-                  "hw_version": _read(os.path.join(base, name, "hw_rev")), "node_guid": _read(os.path.join(base, name, "node_guid")),
+        device = {"ca_type": read_text(os.path.join(base, name, "hca_type")), "fw": read_text(os.path.join(base, name, "fw_ver")),
+                  "hw_version": read_text(os.path.join(base, name, "hw_rev")), "node_guid": read_text(os.path.join(base, name, "node_guid")),
                   "ports": {}}
         ports_dir = os.path.join(base, name, "ports")
         try:
-            ports = sorted(os.listdir(ports_dir), key=lambda item: int(item) if item.isdigit() else 0)
+            ports = sorted(os.listdir(ports_dir), key=lambda item: int(item) if is_ascii_digits(item) else 0)
         except (IOError, OSError):
             ports = []
         for number in ports:
-            if not number.isdigit():
+            if not is_ascii_digits(number):
                 continue
             pdir = os.path.join(ports_dir, number)
-            state = _read(os.path.join(pdir, "state"))
-            phys = _read(os.path.join(pdir, "phys_state"))
-            rate = _read(os.path.join(pdir, "rate"))
+            state = read_text(os.path.join(pdir, "state"))
+            phys = read_text(os.path.join(pdir, "phys_state"))
+            rate = read_text(os.path.join(pdir, "rate"))
             device["ports"][int(number)] = _port(
                 _state(state) if state else None, _phys(phys) if phys else None,
-                _rate(rate) if rate else None, _read(os.path.join(pdir, "link_layer")))
+                _rate(rate) if rate else None, read_text(os.path.join(pdir, "link_layer")))
         result["devices"][name] = device
     return result

@@ -13,39 +13,47 @@ Pure function, standard library only. ``admin_up`` is the ``UP`` flag (``ip link
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import list_of_str, load_json, text_or_none, to_int
 
 TOOL = "ip"
 
 
 def parse_links(text, warn=None):
-    """Parse ``ip -j link`` (a JSON list of links). Raises ParseError on anything else."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ParseError(TOOL, "ip -j link did not print JSON: %s" % exc)
+    """Parse ``ip -j link`` (a JSON list of links). Raises ParseError on anything else.
+
+    Every field is read by its type: ``ifname`` must be a non-empty string (else the entry is skipped with a
+    warning), ``flags`` a list of strings (other items are dropped), ``mtu`` a positive integer (else ``None``).
+    An empty list is an error: every Linux node has at least its loopback.
+    """
+    data = load_json(text, TOOL, "ip -j link did not print JSON: %s")
     if not isinstance(data, list):
         raise ParseError(TOOL, "ip -j link printed %s, not a list of links" % type(data).__name__)
+    if not data:
+        raise ParseError(TOOL, "ip -j link listed no interface (not even the loopback)")
     links = {}
     for entry in data:
-        if not isinstance(entry, dict) or not entry.get("ifname"):
+        name = entry.get("ifname") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name:
             if warn is not None:
-                warn("ip -j link: an entry without 'ifname' was skipped: %r" % (entry,))
+                warn("ip -j link: an entry without a readable 'ifname' was skipped: %s" % repr(entry)[:200])
             continue
-        flags = list(entry.get("flags") or [])
-        links[entry["ifname"]] = {
-            "mtu": entry.get("mtu"),
-            "operstate": entry.get("operstate"),
+        flags = list_of_str(entry.get("flags"))
+        mtu = to_int(entry.get("mtu"))
+        links[name] = {
+            "mtu": mtu if mtu is not None and mtu > 0 else None,
+            "operstate": text_or_none(entry.get("operstate")),
             "flags": flags,
-            "address": entry.get("address"),
-            "link_type": entry.get("link_type"),
+            "address": text_or_none(entry.get("address")),
+            "link_type": text_or_none(entry.get("link_type")),
             "admin_up": "UP" in flags,
             "carrier": "LOWER_UP" in flags and "NO-CARRIER" not in flags,
         }
+    if not links:
+        raise ParseError(TOOL, "ip -j link listed %d entries and none has a readable 'ifname'" % len(data))
     return links
 
 
 def is_loopback(link):
-    return link.get("link_type") == "loopback" or "LOOPBACK" in (link.get("flags") or [])
+    flags = link.get("flags")
+    return link.get("link_type") == "loopback" or (isinstance(flags, list) and "LOOPBACK" in flags)

@@ -18,9 +18,8 @@ The switch port is the port id when its subtype names a port (``ifname``, ``loca
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none, to_int
 
 TOOL = "lldpctl"
 _NAME_SUBTYPES = ("ifname", "local", "ifalias")
@@ -30,6 +29,13 @@ def _as_list(value):
     if value is None:
         return []
     return value if isinstance(value, list) else [value]
+
+
+def _value(value):
+    """A field lldpd prints as a string, or as ``{"value": ...}`` (mgmt-ip, descr of some versions): text or None."""
+    if isinstance(value, dict):
+        value = value.get("value")
+    return text_or_none(value)
 
 
 def _chassis(chassis):
@@ -47,32 +53,32 @@ def _neighbor(body):
     name, chassis = _chassis(body.get("chassis"))
     port = body.get("port") if isinstance(body.get("port"), dict) else {}
     port_id = port.get("id") if isinstance(port.get("id"), dict) else {}
-    descr = port.get("descr")
-    if port_id.get("type") in _NAME_SUBTYPES and port_id.get("value"):
-        switch_port = port_id.get("value")
+    descr = _value(port.get("descr"))
+    id_type = text_or_none(port_id.get("type"))
+    id_value = _value(port_id.get("value"))
+    if id_type in _NAME_SUBTYPES and id_value:
+        switch_port = id_value
     else:
-        switch_port = descr or port_id.get("value")
+        switch_port = descr or id_value
     chassis_id = chassis.get("id") if isinstance(chassis.get("id"), dict) else {}
+    ttl = to_int(port.get("ttl"))
     return {
-        "switch": name or chassis_id.get("value"),
+        "switch": text_or_none(name) or _value(chassis_id.get("value")),
         "switch_port": switch_port,
-        "switch_descr": chassis.get("descr"),
-        "chassis_id": chassis_id.get("value"),
-        "port_id": port_id.get("value"),
-        "port_id_type": port_id.get("type"),
+        "switch_descr": _value(chassis.get("descr")),
+        "chassis_id": _value(chassis_id.get("value")),
+        "port_id": id_value,
+        "port_id_type": id_type,
         "port_descr": descr,
-        "mgmt_ip": _as_list(chassis.get("mgmt-ip")),
-        "via": body.get("via"),
-        "ttl": port.get("ttl"),
+        "mgmt_ip": [ip for ip in (_value(item) for item in _as_list(chassis.get("mgmt-ip"))) if ip],
+        "via": text_or_none(body.get("via")),
+        "ttl": ttl if ttl is not None and ttl >= 0 else None,
     }
 
 
 def parse_neighbors(text, warn=None):
     """``{local interface: [neighbour, ...]}``; ``{}`` when lldpd sees no neighbour."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ParseError(TOOL, "lldpctl -f json did not print JSON: %s" % exc)
+    data = load_json(text, TOOL, "lldpctl -f json did not print JSON: %s")
     if not isinstance(data, dict) or not isinstance(data.get("lldp"), dict):
         raise ParseError(TOOL, "lldpctl -f json printed no 'lldp' object")
     result = {}

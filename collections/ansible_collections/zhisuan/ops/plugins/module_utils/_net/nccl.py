@@ -32,18 +32,18 @@ TOOL = "nccl-tests"
 KNOWN_OPS = ("all_reduce_perf", "all_gather_perf", "broadcast_perf", "reduce_perf", "reduce_scatter_perf",
              "alltoall_perf", "sendrecv_perf", "scatter_perf", "gather_perf", "hypercube_perf")
 
-_TAG_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
+_TAG_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
 # "#  Rank  0 Group  0 Pid  14010 on R6KD-GPU-14 device  0 [0000:06:00] NVIDIA H100" (Group since 2.10) or
 # "#   Rank  0 Pid 112424 on localhost device  0 [0x00] A100-SXM4-40GB"
-_DEVICE_RE = re.compile(r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+"
-                        r"(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$")
+_DEVICE_RE = re.compile(r"^#\s+Rank\s+(?P<rank>\d{1,9})\s+(?:Group\s+(?P<group>\d{1,9})\s+)?Pid\s+(?P<pid>\d{1,12})\s+on\s+"
+                        r"(?P<host>\S+)\s+device\s+(?P<device>\d{1,9})\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$", re.ASCII)
 _PARAMS_RE = re.compile(r"^#\s*nThread\s")
-_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s+(\S+)")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*([0-9]{1,18})\s+(\S+)", re.ASCII)
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _VERSION_RE = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
 _STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _FAILURE_RE = re.compile(r"^(?:(?P<host>\S+): )?Test (?P<what>NCCL|CUDA|CURAND) failure (?P<where>\S+) '(?P<msg>.*)'\s*$")
-_TEST_FAILURE_RE = re.compile(r"^\s*\.\. (?P<host>\S+) pid (?P<pid>\d+): Test failure (?P<where>\S+)\s*$")
+_TEST_FAILURE_RE = re.compile(r"^\s*\.\. (?P<host>\S+) pid (?P<pid>\d+): Test failure (?P<where>\S+)\s*$", re.ASCII)
 _GROUP_COLUMNS = ("time", "algbw", "busbw")
 _CHECK_COLUMNS = ("#wrong", "error")
 _PARAM_KEYS = {
@@ -90,13 +90,27 @@ def failure(text):
     return None
 
 
-def _number(token, kind, line):
+_INT_RE = re.compile(r"^-?[0-9]{1,18}$", re.ASCII)
+_FLOAT_RE = re.compile(r"^-?[0-9]{1,15}(?:\.[0-9]{1,9})?(?:[eE][-+]?[0-9]{1,2})?$", re.ASCII)
+# No interconnect moves 100 TB/s: a bandwidth beyond this is damage, not a measurement.
+MAX_BANDWIDTH_GBS = 100000.0
+_LIMITS = {"algbw": MAX_BANDWIDTH_GBS, "busbw": MAX_BANDWIDTH_GBS, "avg_busbw": MAX_BANDWIDTH_GBS}
+
+
+def _number(token, kind, line, column=None):
+    """One number of the output; ``N/A`` is None. ASCII digits only, finite, not negative, and a bandwidth below
+    ``MAX_BANDWIDTH_GBS``: anything else is a ParseError naming the value (never a NaN or 10**29 GB/s in the facts)."""
     if token == "N/A":
         return None
-    try:
-        return int(token) if kind == "int" else float(token)
-    except ValueError:
-        raise ParseError(TOOL, "a %s value %r that is not a number in the result line %r" % (kind, token, line.strip()))
+    if not (_INT_RE if kind == "int" else _FLOAT_RE).match(token):
+        raise ParseError(TOOL, "a %s value %r that is not a number in the result line %r"
+                         % (kind, token[:40], line.strip()[:200]))
+    value = int(token) if kind == "int" else float(token)
+    limit = _LIMITS.get(column)
+    if (value < 0 and column != "root") or (limit is not None and value > limit) or value > 1e15:
+        raise ParseError(TOOL, "an implausible %s %r in the result line %r" % (column or "value", token[:40],
+                                                                               line.strip()[:200]))
+    return value
 
 
 def _params(line):
@@ -134,22 +148,35 @@ def _header(line, group_line):
     return lead, groups
 
 
+def _blank_redop(tokens, lead, columns):
+    """Older nccl-tests print the ``redop`` column of a test without reduction (``alltoall_perf``) BLANK, so its rows
+    are one field short of the header (a real capture: tests/fixtures/nccl-tests/alltoall_perf-*-blank-redop.log).
+    Put the empty field back when that is what the row is: one short, and a number where the redop would be."""
+    if "redop" not in lead or len(tokens) != len(columns) - 1:
+        return tokens
+    position = lead.index("redop")
+    if position >= len(tokens) or not _FLOAT_RE.match(tokens[position]):
+        return tokens
+    return tokens[:position] + [""] + tokens[position:]
+
+
 def _row(tokens, lead, groups, line):
     point = {"bytes": _number(tokens[0], "int", line)}
     for name, token in zip(lead[1:], tokens[1:len(lead)]):
         if name == "count":
             point["count"] = _number(token, "int", line)
         elif name == "root":
-            point["root"] = _number(token, "int", line)
+            point["root"] = _number(token, "int", line, "root")  # -1: a test without a root
         else:
-            point[name] = token
+            point[name] = token or None  # the blank redop of older alltoall_perf (see _blank_redop)
     position = len(lead)
     point["failed"] = False
     for name, columns in groups:
         values = tokens[position:position + 4]
         position += 4
-        group = {"time_us": _number(values[0], "float", line), "algbw": _number(values[1], "float", line),
-                 "busbw": _number(values[2], "float", line)}
+        group = {"time_us": _number(values[0], "float", line, "time"),
+                 "algbw": _number(values[1], "float", line, "algbw"),
+                 "busbw": _number(values[2], "float", line, "busbw")}
         check = values[3]
         if check == "FAILED":
             point["failed"] = True
@@ -163,6 +190,15 @@ def _row(tokens, lead, groups, line):
 
 
 def parse(text, op=None, warn=None):
+    """Parse one nccl-tests run (see ``_parse``): facts, or a ToolFailed / ParseError naming what was wrong."""
+    try:
+        return _parse(text, op=op, warn=warn)
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, RecursionError) as exc:
+        raise ParseError(TOOL, "%s: unexpected output (%s: %s); please report"
+                         % (op or "nccl-tests", type(exc).__name__, str(exc)[:200]))
+
+
+def _parse(text, op=None, warn=None):
     """Parse one nccl-tests run. ``op`` names the test when the output does not (``all_reduce_perf``).
 
     Returns ``{op, version, params, devices, nodes, columns, points, out_of_bounds, out_of_bounds_ok, avg_busbw}``;
@@ -201,7 +237,7 @@ def parse(text, op=None, warn=None):
                 result["out_of_bounds"] = int(found.group(1))
                 result["out_of_bounds_ok"] = found.group(2) == "OK"
             elif _AVG_RE.match(stripped):
-                result["avg_busbw"] = _number(_AVG_RE.match(stripped).group(1), "float", stripped)
+                result["avg_busbw"] = _number(_AVG_RE.match(stripped).group(1), "float", stripped, "avg_busbw")
             elif re.match(r"^#\s+size\s", stripped) and "busbw" in stripped.split():
                 layout = _header(stripped, previous if previous and "place" in previous else None)
                 result["columns"] = layout[0] + [column for dummy, group in layout[1] for column in group]
@@ -211,6 +247,8 @@ def parse(text, op=None, warn=None):
         tokens = stripped.split()
         if layout is None or not re.match(r"^\d+$", tokens[0]):
             continue
+        if len(tokens) != len(result["columns"]):
+            tokens = _blank_redop(tokens, layout[0], result["columns"])
         if len(tokens) != len(result["columns"]):
             if warn is not None:
                 warn("%s: skipped a result line with %d fields, the header has %d: %r"

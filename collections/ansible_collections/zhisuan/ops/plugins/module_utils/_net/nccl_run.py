@@ -20,11 +20,9 @@ import re
 import shutil
 import tempfile
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._net import nccl
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _clip as clip
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _first_line as first_line
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, run, tool_failed
 
 _SIZE_RE = re.compile(r"^[1-9]\d*[KMGkmg]?$")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -67,8 +65,7 @@ def build_argv(params, hostfile=None):
 
 def _failed(tool, result, op):
     why = nccl.failure(result.stdout + "\n" + result.stderr) or first_line(result.stderr, result.stdout)
-    return ToolFailed(tool, "%s exited with rc %s: %s" % (op, result.rc, why), cmd=result.argv, rc=result.rc,
-                      stdout=clip(result.stdout), stderr=clip(result.stderr))
+    return tool_failed(result, tool, "%s exited with rc %s: %s" % (op, result.rc, why))
 
 
 def run_test(params, warn=None):
@@ -95,8 +92,7 @@ def run_test(params, warn=None):
     try:
         facts = nccl.parse(result.stdout, op=op, warn=warn)
     except ParseError as exc:
-        raise ParseError(exc.tool, exc.detail, cmd=result.argv, rc=result.rc, stdout=clip(result.stdout),
-                         stderr=clip(result.stderr))
+        raise attach(exc, result)
     facts["op"] = op
     facts["hosts_printed"] = facts["nodes"]
     if hosts:
@@ -110,4 +106,4 @@ def collect_nccl(module):
     try:
         return {"nccl": run_test(module.params, warn=module.warn)}
     except ValueError as exc:
-        module.fail_json(msg=str(exc))
+        raise OptionError("nccl_test", str(exc)) from exc  # an option the argspec cannot check (a size, a host, ...)

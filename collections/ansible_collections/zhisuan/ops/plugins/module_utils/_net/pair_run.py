@@ -22,9 +22,9 @@ from __future__ import annotations
 import threading
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ToolTimeout, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ToolFailed, ToolTimeout, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._net import perftest
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
 
 TESTS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "ib_send_lat")
 
@@ -93,8 +93,7 @@ def _run_side(argv, test, timeout):
     text = result.stdout + "\n" + result.stderr
     if result.rc != 0:
         perftest.raise_for_error(test, text, cmd=result.argv, rc=result.rc)
-        raise ToolFailed(test, "exited with rc %s" % result.rc, cmd=result.argv, rc=result.rc,
-                         stdout=result.stdout[-2000:], stderr=result.stderr[-2000:])
+        raise tool_failed(result, test, "exited with rc %s" % result.rc, tail=True)
     return perftest.parse(text, tool=test)
 
 
@@ -188,5 +187,5 @@ def rdma_pair(module):
     try:
         result = run_round(params)
     except ValueError as exc:
-        module.fail_json(msg="rdma_pair: %s" % exc)
+        raise OptionError("pairs", "rdma_pair: %s" % exc)
     return {"rdma_pair": result}

@@ -24,12 +24,14 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import clip
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import to_float, to_int
 
 # bytes per second of one unit of each bandwidth column unit
 _BW_UNITS = {"MB/sec": 1048576.0, "Gb/sec": 125000000.0}
 _COLUMN_RE = re.compile(r"#\w+|tps average|[A-Za-z0-9_.%]+(?: [A-Za-z]+)?\[[^\]]+\]")
-_ROW_RE = re.compile(r"^\s*\d+\s+\d+(?:\s+-?[\d.]+(?:e[+-]?\d+)?)+\s*$")
-_UNMEASURED_RE = re.compile(r"^\s*\d+\s+\d+\s+(?:-?inf|-?nan)\b")
+_ROW_RE = re.compile(r"^\s*[0-9]+\s+[0-9]+(?:\s+-?[0-9.]+(?:e[+-]?[0-9]+)?)+\s*$")
+_UNMEASURED_RE = re.compile(r"^\s*[0-9]+\s+[0-9]+\s+(?:-?inf|-?nan)\b")
 _SETTING_RE = re.compile(r"(\S[^:\t]*?)\s*:\s*(\S+)")
 _ADDRESS_RE = re.compile(r"^\s*(local|remote) address:\s*(.*)$")
 _GID_RE = re.compile(r"^\s*GID:\s*(\S+)\s*$")
@@ -58,10 +60,9 @@ def _key(text):
 
 
 def _number(text):
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
+    """A result cell as int or finite float; None for what is not one (``1.2.3``, ``1e999``, 30 digits)."""
+    value = to_int(text)
+    return value if value is not None else to_float(text)
 
 
 def error_of(text):
@@ -77,7 +78,7 @@ def raise_for_error(tool, text, cmd=None, rc=None):
     """ToolFailed naming the perftest error found in ``text`` (nothing when there is none)."""
     found = error_of(text)
     if found:
-        error = ToolFailed(tool, found[1], cmd=cmd, rc=rc, stdout=text[-2000:] if text else None)
+        error = ToolFailed(tool, found[1], cmd=cmd, rc=rc, stdout=clip(text, tail=True) if text else None)
         error.perftest_error = found[0]
         raise error
 
@@ -142,6 +143,10 @@ def _row(state, line, warn):
     row = {}
     for (key, _unit), value in zip(state.columns, values):
         row[key] = _number(value)
+        if row[key] is None or row[key] < 0:
+            if warn is not None:
+                warn("perftest: result row with an unreadable or negative %s (%r) skipped: %r" % (key, value, line.strip()))
+            return
     state.rows.append(row)
 
 
@@ -188,7 +193,7 @@ def _settings_facts(settings):
         value = settings.get(key)
         if value is None:
             return None
-        found = re.match(r"^(\d+)", value)
+        found = re.match(r"^([0-9]{1,9})", value)
         return int(found.group(1)) if found else None
 
     return {

@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import is_ascii_digits, to_int
 
 TOOL = "mlnx_qos"
 
-_PRIO_DSCP_RE = re.compile(r"^\s*prio:(\d+)\s+dscp:([\d,]*)\s*$")
-_TC_RE = re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*([^,]+),\s*tsa:\s*(\S+)")
-_TC_PRIO_RE = re.compile(r"^\s*priority:\s*([\d\s]+)$")
+_PRIO_DSCP_RE = re.compile(r"^\s*prio:([0-9]{1,3})\s+dscp:([0-9,]*)\s*$")
+_TC_RE = re.compile(r"^tc:\s*([0-9]{1,3})\s+ratelimit:\s*([^,]+),\s*tsa:\s*(\S+)")
+_TC_PRIO_RE = re.compile(r"^\s*priority:\s*([0-9\s]+)$")
 
 
 def parse_mlnx_qos(text, warn=None):
@@ -39,15 +40,15 @@ def parse_mlnx_qos(text, warn=None):
             facts["trust"] = stripped.split(":", 1)[1].strip()
         elif stripped.startswith("Cable len:"):
             value = stripped.split(":", 1)[1].strip()
-            facts["cable_len"] = int(value) if value.isdigit() else None
+            facts["cable_len"] = to_int(value) if is_ascii_digits(value) else None
         elif stripped.startswith("priority ") and not stripped.startswith("priority:"):
-            priorities = [int(item) for item in stripped.split()[1:] if item.isdigit()]
+            priorities = [int(item) for item in stripped.split()[1:] if is_ascii_digits(item)]
         elif stripped.startswith("enabled ") and priorities is not None:
             flags = stripped.split()[1:]
             facts["pfc_enabled"] = [prio for prio, flag in zip(priorities, flags) if flag == "1"]
         elif _PRIO_DSCP_RE.match(line):
             match = _PRIO_DSCP_RE.match(line)
-            values = [int(item) for item in match.group(2).split(",") if item.strip()]
+            values = [int(item) for item in match.group(2).split(",") if is_ascii_digits(item.strip())]
             facts["dscp2prio"].setdefault(int(match.group(1)), []).extend(values)
         elif _TC_RE.match(stripped):
             match = _TC_RE.match(stripped)

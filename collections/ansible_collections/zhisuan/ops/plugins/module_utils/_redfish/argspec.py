@@ -18,7 +18,7 @@ REDFISH_ARGSPEC = {
     "bmc_username": {"type": "str", "fallback": (env_fallback, ["ZHISUAN_BMC_USERNAME"])},
     "bmc_password": {"type": "str", "no_log": True, "fallback": (env_fallback, ["ZHISUAN_BMC_PASSWORD"])},
     "bmc_port": {"type": "int"},
-    "auth": {"type": "str", "choices": ["basic", "session"], "default": "session"},
+    "auth": {"type": "str", "choices": ["auto", "basic", "session"], "default": "auto"},
     "validate_certs": {"type": "bool", "default": True},
     "ca_path": {"type": "path"},
     "timeout": {"type": "int", "default": DEFAULT_TIMEOUT},

@@ -8,10 +8,18 @@
 """THE one HTTP seam to a Redfish service, over Ansible's ``open_url`` machinery (``ansible.module_utils.urls``).
 
 Every request of every Redfish module goes through ``RedfishClient.request``: authentication (a session with
-``X-Auth-Token``, deleted again on exit, or basic), certificate checks (``validate_certs`` true by default, a
+``X-Auth-Token``, deleted again on exit, or basic; ``auto`` tries a session and falls back to basic when the service
+refuses sessions or answers without a token), certificate checks (``validate_certs`` true by default, a
 ``ca_path`` for a BMC's own CA), a timeout, retries with backoff on connection errors and on HTTP 503, paging over
-``Members@odata.nextLink`` and ``$expand`` where the service root says it supports it. Failures are typed
-``BMCError`` subclasses whose text never contains the password or the session token.
+``Members@odata.nextLink`` and ``$expand`` where the service root says it supports it (an expanded GET that fails
+or lists no ``Members`` is read again member by member, and ``$expand`` is not used again for that client). Failures
+are typed ``BMCError`` subclasses whose text never contains the password or the session token.
+
+The URL, service-root and payload helpers it uses (``base_url``, ``expand_supported``, ``sessions_uri``, the depth
+check) are pure and live in ``wire``. Every answer body is read by ``Response``/``_response`` (``_send`` is the transport below it): a body that is not
+JSON, nests deeper than ``MAX_DEPTH`` or carries ``NaN``/``Infinity`` is a ``BMCError``, and the fields the client
+itself follows (``Members``, ``@odata.id``, ``Members@odata.nextLink``, ``ExpandQuery``, session links) are type
+checked, so an odd answer is a typed error or is passed over, never a Python exception.
 
 Requests go through ``urls.Request``, the class ``open_url`` is made of, with one TLS context per client: building a
 context loads the system CA store (some 35 ms), which ``open_url`` would do again for every request of the hundreds
@@ -22,73 +30,19 @@ from __future__ import annotations
 
 import http.client
 import json
-import ssl
 import time
 from urllib.error import HTTPError, URLError
-from urllib.parse import urlsplit
 
 from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
 from ansible.module_utils.urls import Request, make_context
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCAuthError, BMCError, BMCHTTPError, BMCUnreachable
-
-TOOL = "redfish"
-ROOT = "/redfish/v1"
-EXPAND_QUERY = "$expand=.($levels=1)"
-RETRY_STATUSES = (503,)
-IDEMPOTENT = ("GET", "HEAD", "DELETE")
-MAX_PAGES = 1000
-MAX_RETRY_AFTER = 60
-MASK = "********"
-
-
-def base_url(address, port=None):
-    """``(base URL, address as shown)`` from ``bmc_address`` (a host, ``host:port``, an IPv6 address or an http(s) URL).
-
-    Any user:password@ part is dropped; ``port`` overrides a port in the address.
-    """
-    text = (address or "").strip()
-    if "://" not in text:
-        if text.count(":") > 1 and not text.startswith("["):
-            text = "[%s]" % text  # a bare IPv6 address
-        text = "https://" + text
-    try:
-        parts = urlsplit(text)
-        host, own_port = parts.hostname, parts.port
-    except ValueError as exc:
-        raise BMCError(TOOL, "bmc_address %r is not a host name, address or URL: %s" % (address, exc))
-    if parts.scheme not in ("http", "https") or not host:
-        raise BMCError(TOOL, "bmc_address %r is not a host name, address or http(s) URL" % (address,))
-    netloc = "[%s]" % host if ":" in host else host
-    if port or own_port:
-        netloc += ":%d" % (port or own_port)
-    return "%s://%s" % (parts.scheme, netloc), netloc
-
-
-def expand_supported(root):
-    """Whether the service root advertises ``$expand=.($levels=1)`` (ExpandQuery with NoLinks and Levels)."""
-    features = (root or {}).get("ProtocolFeaturesSupported") or {}
-    expand = features.get("ExpandQuery") or {}
-    return bool(expand.get("NoLinks")) and bool(expand.get("Levels"))
-
-
-def sessions_uri(root):
-    """The session collection the service root names, or None when it has no SessionService."""
-    link = ((root or {}).get("Links") or {}).get("Sessions") or {}
-    if link.get("@odata.id"):
-        return link["@odata.id"]
-    if ((root or {}).get("SessionService") or {}).get("@odata.id"):
-        return ROOT + "/SessionService/Sessions"
-    return None
-
-
-def recordable(exc):
-    """Whether a failed read may be noted and passed over (True), or must end the run (auth failure, BMC gone)."""
-    return not isinstance(exc, (BMCAuthError, BMCUnreachable))
-
-
-def with_query(path, query):
-    return path + ("&" if "?" in path else "?") + query
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import (
+    AUTH_MODES, EXPAND_BROKEN, EXPAND_QUERY, IDEMPOTENT, MASK, MAX_DEPTH, MAX_PAGES, MAX_RETRY_AFTER, RETRY_STATUSES, ROOT,
+    TOOL, as_dict, base_url, expand_supported, is_tls, link_uri, no_constant, read_error_body, redfish_message,
+    sessions_uri, with_query,
+)
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import depth_ok
 
 
 class Response(object):
@@ -112,9 +66,11 @@ class RedfishClient(object):
     ``warn`` receives plain-text warnings (never with secrets); ``sleep`` is the pause between retries.
     """
 
-    def __init__(self, address, username=None, password=None, port=None, auth="session", validate_certs=True,
+    def __init__(self, address, username=None, password=None, port=None, auth="auto", validate_certs=True,
                  ca_path=None, timeout=30, retries=3, backoff=1.0, warn=None, sleep=None):
         self.base_url, self.address = base_url(address, port)
+        if auth not in AUTH_MODES:
+            raise BMCError(TOOL, "auth must be one of %s, got %r" % (", ".join(AUTH_MODES), auth))
         self.username = username
         self.password = password
         self.auth = auth
@@ -130,6 +86,8 @@ class RedfishClient(object):
         self.auth_used = None
         self.root = None
         self.can_expand = False
+        self.expand_fallback = False
+        self._expand_works = False
         self._context = None
 
     # -- life cycle -------------------------------------------------------------------------------------------
@@ -158,17 +116,19 @@ class RedfishClient(object):
         self.can_expand = expand_supported(self.root)
         if self.username is None:
             self.auth_used = None
-        elif self.auth == "session":
+        elif self.auth in ("session", "auto"):
             self._login()
         else:
             self.auth_used = "basic"
         return self.root
 
     def _login(self):
+        """Create a session (``auth`` session or auto). Where the service has none, refuses to create one (HTTP
+        404/405/501) or answers without an ``X-Auth-Token``: ``auto`` falls back to basic authentication with a
+        warning, ``session`` fails with a BMCAuthError that says so (set ``auth: basic`` or ``auto``)."""
         uri = sessions_uri(self.root)
         if uri is None:
-            self.warn("the BMC at %s has no SessionService; using basic authentication" % self.address)
-            self.auth_used = "basic"
+            self._no_session("the BMC at %s has no SessionService" % self.address, None, None)
             return
         body = {"UserName": self.username, "Password": self.password or ""}
         try:
@@ -176,22 +136,32 @@ class RedfishClient(object):
         except BMCHTTPError as exc:
             if exc.status not in (404, 405, 501):
                 raise
-            self.warn("the BMC at %s refused to create a session (HTTP %s on POST %s); using basic authentication"
-                      % (self.address, exc.status, uri))
-            self.auth_used = "basic"
+            self._no_session("the BMC at %s refused to create a session (HTTP %s on POST %s)"
+                             % (self.address, exc.status, uri), exc.status, uri)
             return
         token = response.header("X-Auth-Token")
-        if not token:
-            raise BMCAuthError(TOOL, "the BMC at %s created a session but returned no X-Auth-Token" % self.address,
-                               status=response.status, resource=uri)
+        location = response.header("Location") or as_dict(response.data).get("@odata.id")
+        location = self.path_of(location) if link_uri(location) else None
+        if not token or not isinstance(token, str):
+            self._no_session("the BMC at %s answered POST %s with HTTP %s but returned no X-Auth-Token"
+                             % (self.address, uri, response.status), response.status, uri)
+            # a session the service did create is deleted again, with basic authentication
+            self.session_uri = location
+            return
         self.token = token
-        location = response.header("Location") or (response.data or {}).get("@odata.id")
-        self.session_uri = self.path_of(location) if location else None
+        self.session_uri = location
         self.auth_used = "session"
+
+    def _no_session(self, why, status, uri):
+        if self.auth == "session":
+            raise BMCAuthError(TOOL, self._scrub("%s; set auth (bmc_auth) to basic or auto" % why), status=status,
+                               resource=uri)
+        self.warn("%s; using basic authentication" % why)
+        self.auth_used = "basic"
 
     def close(self):
         """Delete the session, if one was created. A failure to delete is a warning, not an error."""
-        if self.token is None:
+        if self.token is None and self.session_uri is None:
             return
         try:
             if self.session_uri:
@@ -220,20 +190,64 @@ class RedfishClient(object):
     def members(self, path, expand=True):
         """Every member of the collection at ``path``: expanded resources where the service expanded them,
         ``{"@odata.id": ...}`` references otherwise. Follows ``Members@odata.nextLink`` (and OData's
-        ``@odata.nextLink``); a member repeated on a later page is listed once."""
-        uri = with_query(path, EXPAND_QUERY) if expand and self.can_expand else path
+        ``@odata.nextLink``); a member repeated on a later page is listed once; members without a string
+        ``@odata.id`` are passed over.
+
+        An expanded GET that fails (HTTP 400/404/405/406/500/501), is not an object or lists no ``Members`` is
+        read again without ``$expand``. When that plain GET reads, ``$expand`` is broken on this service: it is off
+        for the rest of this client's session (a warning says so once). When the plain GET fails too, the
+        collection itself is missing: that error is raised and ``$expand`` stays on (once an expanded GET has
+        worked on this service, an expanded 404 is taken as a missing collection at once). A collection whose
+        ``Members`` is not a list is a BMCError."""
+        if not (expand and self.can_expand):
+            return self._pages(path, None)
+        why = None
+        try:
+            first = self.get(with_query(path, EXPAND_QUERY))
+            if isinstance(first.get("Members"), list):
+                self._expand_works = True
+                return self._pages(path, first)
+            why = "an answer without a Members list"
+        except (BMCAuthError, BMCUnreachable):
+            raise
+        except BMCHTTPError as exc:
+            if exc.status not in EXPAND_BROKEN or (exc.status == 404 and self._expand_works):
+                raise  # a 404 where $expand has worked before: the collection is missing
+            why = "HTTP %s" % exc.status
+        except BMCError as exc:  # not JSON, too deep, not an object
+            why = exc.detail
+        plain = self.get(path)
+        if isinstance(plain.get("Members"), list):
+            self._expand_broken(path, why)
+        return self._pages(path, plain)
+
+    def _expand_broken(self, path, why):
+        self.can_expand = False
+        self.expand_fallback = True
+        self.warn("the BMC at %s advertises $expand but answered GET %s?%s with %s; reading each member instead "
+                  "(and not using $expand again in this task)" % (self.address, path, EXPAND_QUERY, why))
+
+    def _pages(self, path, first):
+        uri, page = path, first
         seen, found, result = set(), set(), []
         while uri and uri not in seen and len(seen) < MAX_PAGES:
             seen.add(uri)
-            page = self.get(uri)
-            for member in page.get("Members") or []:
-                if not isinstance(member, dict) or not member.get("@odata.id"):
+            if page is None:
+                page = self.get(uri)
+            members = page.get("Members")
+            if members is None:
+                members = []
+            if not isinstance(members, list):
+                raise BMCError(TOOL, "the collection at %s has Members of type %s, not a list"
+                               % (uri, type(members).__name__), resource=uri)
+            for member in members:
+                ident = link_uri(member.get("@odata.id")) if isinstance(member, dict) else None
+                if ident is None or ident in found:
                     continue
-                if member["@odata.id"] in found:
-                    continue
-                found.add(member["@odata.id"])
-                result.append(member)
-            uri = page.get("Members@odata.nextLink") or page.get("@odata.nextLink")
+                found.add(ident)
+                result.append(member if member.get("@odata.id") == ident else dict(member, **{"@odata.id": ident}))
+            uri = link_uri(page.get("Members@odata.nextLink")) or link_uri(page.get("@odata.nextLink"))
+            page = None
         return result
 
     def request(self, method, path, body=None, headers=None, authenticate=True):
@@ -253,14 +267,10 @@ class RedfishClient(object):
         attempt = 0
         while True:
             try:
-                answer = Request().open(method, url, data=data, headers=send, timeout=self.timeout,
-                                        url_username=self.username if basic else None,
-                                        url_password=(self.password or "") if basic else None,
-                                        force_basic_auth=basic, follow_redirects="safe", use_netrc=False,
-                                        context=self._tls_context())
-                return self._response(method, path, answer.status, answer.headers, answer.read())
+                status, answer_headers, payload = self._send(method, url, data, send, basic)
+                return self._response(method, path, status, answer_headers, payload)
             except HTTPError as exc:
-                payload = _read(exc)
+                payload = read_error_body(exc)
                 if exc.code in RETRY_STATUSES and attempt < self.retries:
                     self._pause(attempt, exc.headers)
                     attempt += 1
@@ -268,7 +278,7 @@ class RedfishClient(object):
                 raise self._http_error(method, path, exc.code, payload)
             except (URLError, UrlsConnectionError, OSError, http.client.HTTPException) as exc:
                 reason = getattr(exc, "reason", exc)
-                if _is_tls(reason):
+                if is_tls(reason):
                     raise BMCUnreachable(TOOL, self._scrub(
                         "the TLS certificate of %s could not be verified (%s); give the BMC's CA certificate in "
                         "ca_path, or set validate_certs=false" % (self.base_url, reason)), resource=path)
@@ -278,6 +288,15 @@ class RedfishClient(object):
                     continue
                 raise BMCUnreachable(TOOL, self._scrub("%s %s on %s failed: %s" % (method, path, self.address, reason)),
                                      resource=path)
+
+    def _send(self, method, url, data, headers, basic):
+        """The transport: one HTTP exchange as ``(status, headers, body bytes)``; HTTP errors raise ``HTTPError``."""
+        answer = Request().open(method, url, data=data, headers=headers, timeout=self.timeout,
+                                url_username=self.username if basic else None,
+                                url_password=(self.password or "") if basic else None,
+                                force_basic_auth=basic, follow_redirects="safe", use_netrc=False,
+                                context=self._tls_context())
+        return answer.status, answer.headers, answer.read()
 
     # -- helpers ----------------------------------------------------------------------------------------------
 
@@ -290,6 +309,8 @@ class RedfishClient(object):
         return self._context
 
     def url(self, path):
+        if not isinstance(path, str) or not path:
+            raise BMCError(TOOL, "the BMC linked to %r, which is not a URI" % (path,))
         if path.startswith("http://") or path.startswith("https://"):
             if not path.startswith(self.base_url + "/"):
                 raise BMCError(TOOL, "the BMC pointed at %s, which is not on %s" % (path, self.address))
@@ -298,7 +319,7 @@ class RedfishClient(object):
 
     def path_of(self, location):
         """The path part of an absolute URL of this BMC, or ``location`` itself."""
-        if location.startswith(self.base_url):
+        if isinstance(location, str) and location.startswith(self.base_url):
             return location[len(self.base_url):] or "/"
         return location
 
@@ -311,23 +332,29 @@ class RedfishClient(object):
         doubling from ``backoff``."""
         delay = self.backoff * (2 ** attempt)
         retry_after = str(headers.get("Retry-After") or "").strip() if headers is not None else ""
-        if retry_after.isdigit():
+        if retry_after.isascii() and retry_after.isdigit():
             delay = min(int(retry_after), MAX_RETRY_AFTER)
         self._sleep(delay)
 
     def _response(self, method, path, status, headers, payload):
-        names = dict((key.lower(), value) for key, value in (headers or {}).items())
+        names = dict((str(key).lower(), value) for key, value in (headers or {}).items())
         data = None
         if payload and payload.strip():
             try:
-                data = json.loads(payload.decode("utf-8", "replace"))
-            except ValueError:
-                raise BMCError(TOOL, self._scrub("%s %s answered HTTP %s but not with JSON: %r"
-                                                 % (method, path, status, payload[:80])), status=status, resource=path)
+                data = json.loads(payload.decode("utf-8", "replace"), parse_constant=no_constant)
+            except RecursionError:
+                raise BMCError(TOOL, "%s %s answered HTTP %s with JSON nested too deeply to read"
+                               % (method, path, status), status=status, resource=path)
+            except ValueError as exc:
+                raise BMCError(TOOL, self._scrub("%s %s answered HTTP %s but not with JSON (%s): %r"
+                                                 % (method, path, status, exc, payload[:80])), status=status, resource=path)
+            if not depth_ok(data, MAX_DEPTH):
+                raise BMCError(TOOL, "%s %s answered HTTP %s with JSON nested deeper than %d levels"
+                               % (method, path, status, MAX_DEPTH), status=status, resource=path)
         return Response(method, path, status, names, data)
 
     def _http_error(self, method, path, status, payload):
-        reason = _redfish_message(payload)
+        reason = redfish_message(payload)
         if status in (401, 403):
             who = " as user %r" % self.username if self.username is not None else " without credentials"
             detail = "authentication failed%s (HTTP %s on %s %s)" % (who, status, method, path)
@@ -347,34 +374,3 @@ class RedfishClient(object):
             if secret:
                 text = text.replace(secret, MASK)
         return text
-
-
-def _read(exc):
-    try:
-        return exc.read()
-    except Exception:  # pylint: disable=broad-except
-        return b""
-
-
-def _is_tls(reason):
-    if isinstance(reason, (ssl.SSLCertVerificationError, ssl.CertificateError)):
-        return True
-    return isinstance(reason, ssl.SSLError) or "CERTIFICATE_VERIFY_FAILED" in str(reason)
-
-
-def _redfish_message(payload):
-    """The human text of a Redfish error body (``error.message`` and its extended messages), or ''."""
-    try:
-        document = json.loads(payload.decode("utf-8", "replace")) if payload else None
-    except ValueError:
-        return ""
-    error = document.get("error") if isinstance(document, dict) else None
-    if not isinstance(error, dict):
-        return ""
-    texts = [error.get("message")] + [item.get("Message") for item in error.get("@Message.ExtendedInfo") or []
-                                      if isinstance(item, dict)]
-    seen = []
-    for text in texts:
-        if text and text not in seen:
-            seen.append(text)
-    return "; ".join(seen)

@@ -16,11 +16,13 @@ newer resources where the old ones do not list them.
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import transform_env as env
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect, last_segment
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
-    chassis_facts, drive_facts, firmware_facts, gpu_from_pcie_device, gpu_from_processor, link, manager_facts, memory_facts,
-    nic_facts, pcie_device_facts, processor_facts, processor_type, state)
+    chassis_facts, drive_facts, firmware_facts, gpu_from_pcie_device, gpu_from_processor, health, link, manager_facts,
+    memory_facts, nic_facts, odata_id, pcie_device_facts, processor_facts, processor_type, state)
 
 
 def run_info(module):
@@ -38,29 +40,74 @@ def run_firmware_info(module):
 
 
 def collect_bmc(service):
+    """The ``bmc`` facts. A host system that cannot be read (its member 404s, or the Systems collection does) is
+    not fatal: ``system`` is then all null but its ``health``, which is the worst health of the chassis, and the
+    GPUs, PCIe devices, sensors, PSUs and fans still come from the Chassis side (and an NVIDIA HGX baseboard).
+    ``unreadable`` maps each list to the resources that could not be read while it was gathered (the judge says
+    ``error``, not ``fail``, when a count falls short while members could not be read)."""
     adapter = service.adapter
-    system = service.system
+    system = service.readable_system()
     manager = service.manager_of(system)
     chassis = service.chassis
-    processors = _processors(service, system)
+    chassis_unread = list(service.unread)
+    unreadable = {}
+
+    def tracked(key, read):
+        before = len(service.unread)
+        value = read()
+        found = ["%s (%s)" % item for item in service.unread[before:]]
+        if found:
+            unreadable[key] = found
+        return value
+
+    processors = tracked("processors", lambda: _processors(service, system))
+    gpus = tracked("gpus", lambda: _gpus(service, processors))
+    # a processor member named as a CPU or FPGA that could not be read is not a missing GPU
+    maybe_gpus = [text for text in unreadable.get("processors", []) if not _NOT_GPU.search(last_segment(text.split(" (")[0]))]
+    if gpus is None or all(gpu["source"] == "pcie_device" for gpu in gpus):
+        # GPUs from the Chassis side: the chassis that could not be read may hold the others
+        maybe_gpus += ["%s (%s)" % item for item in chassis_unread if "/Chassis" in str(item[0])]
+    unreadable["gpus"] = maybe_gpus + unreadable.get("gpus", [])
+    if not unreadable["gpus"]:
+        del unreadable["gpus"]
+    system_facts = adapter.system_facts(system if system is not None else {})
+    if system is None:
+        system_facts["health"] = _worst([health(item) for item in chassis or []])
     facts = {
         "protocol": "redfish",
         "address": service.client.address,
+        "auth": service.client.auth_used,
         "vendor": adapter.name,
         "manager": manager_facts(manager, adapter.version) if manager else None,
-        "system": adapter.system_facts(system),
+        "system": system_facts,
+        "system_readable": system is not None,
         "chassis": None if chassis is None else [chassis_facts(item) for item in chassis],
         "processors": None if processors is None else [processor_facts(item) for item in processors],
-        "gpus": _gpus(service, processors),
-        "memory": _each(service.members(link(system, "Memory")), memory_facts),
-        "pcie_devices": _each(_pcie_devices(service, system, chassis or []), pcie_device_facts),
-        "nics": _each(_gathered(service, chassis or [], "NetworkAdapters"), nic_facts),
-        "drives": _each(_drives(service, system), drive_facts),
+        "gpus": gpus,
+        "memory": tracked("memory", lambda: _each(service.members(link(system, "Memory")), memory_facts)),
+        "pcie_devices": tracked("pcie_devices",
+                                lambda: _each(_pcie_devices(service, system, chassis or []), pcie_device_facts)),
+        "nics": tracked("nics", lambda: _each(_gathered(service, chassis or [], "NetworkAdapters"), nic_facts)),
+        "drives": tracked("drives", lambda: _each(_drives(service, system), drive_facts)),
     }
-    facts.update(environment(service, chassis or []))
+    facts.update(tracked("environment", lambda: environment(service, chassis or [])))
+    if "environment" in unreadable:
+        unreadable["power_supplies"] = unreadable.pop("environment")
     facts["fru"] = None
     facts["errors"] = list(service.errors)
+    facts["unreadable"] = unreadable
+    facts["expand_fallback"] = service.client.expand_fallback
     return facts
+
+
+_NOT_GPU = re.compile(r"CPU|FPGA|DIMM|NIC", re.IGNORECASE)
+
+
+def _worst(values):
+    """The worst of some Status.Health values (None when none is known)."""
+    order = ("OK", "Warning", "Critical")
+    known = [value for value in values if value in order]
+    return max(known, key=order.index) if known else None
 
 
 def collect_firmware(service):
@@ -108,10 +155,12 @@ def _pcie_devices(service, system, chassis):
     """PCIe devices from the chassis (their standard place), else from the system's ``PCIeDevices`` links."""
     if any(link(item, "PCIeDevices") for item in chassis):
         return _gathered(service, chassis, "PCIeDevices")
-    references = [item for item in system.get("PCIeDevices") or [] if isinstance(item, dict) and item.get("@odata.id")]
+    listed = (system or {}).get("PCIeDevices")
+    references = [item for item in (listed if isinstance(listed, list) else [])
+                  if isinstance(item, dict) and isinstance(item.get("@odata.id"), str)]
     if not references:
         return None
-    return service.resolve(references, system.get("@odata.id") + "#/PCIeDevices")
+    return service.resolve(references, "%s#/PCIeDevices" % odata_id(system))
 
 
 def _drives(service, system):
@@ -120,8 +169,10 @@ def _drives(service, system):
         return None
     parts = [[]]
     for controller in storage:
-        references = [item for item in controller.get("Drives") or [] if isinstance(item, dict) and item.get("@odata.id")]
-        parts.append(service.resolve(references, (controller.get("@odata.id") or "") + "#/Drives"))
+        listed = controller.get("Drives")
+        references = [item for item in (listed if isinstance(listed, list) else [])
+                      if isinstance(item, dict) and isinstance(item.get("@odata.id"), str)]
+        parts.append(service.resolve(references, "%s#/Drives" % (odata_id(controller) or "")))
     return _joined(parts)
 
 

@@ -15,7 +15,7 @@ import json
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, ParseError
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import TOOL, recordable
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL, recordable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.tasks import TaskMonitor, task_location
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (

@@ -14,10 +14,10 @@ import json
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import TOOL
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.tasks import TaskMonitor, task_location
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import odata_id, power_state, resource_id
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL
 
 STATES = ("on", "graceful_off", "force_off", "graceful_restart", "force_restart", "power_cycle")
 GOALS = {"on": "On", "graceful_off": "Off", "force_off": "Off"}

@@ -16,7 +16,8 @@ BMC that stops answering is fatal and propagates.
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import TOOL, RedfishClient, recordable
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import RedfishClient
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL, recordable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import link, odata_id
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors import select_adapter
 
@@ -27,7 +28,7 @@ def connect(module, **kwargs):
     """A ``RedfishClient`` from the shared connection options of ``module`` (use it in a ``with``)."""
     params = module.params
     return RedfishClient(params["bmc_address"], username=params.get("bmc_username"), password=params.get("bmc_password"),
-                         port=params.get("bmc_port"), auth=params.get("auth") or "session",
+                         port=params.get("bmc_port"), auth=params.get("auth") or "auto",
                          validate_certs=params.get("validate_certs", True), ca_path=params.get("ca_path"),
                          timeout=params.get("timeout"), warn=module.warn, **kwargs)
 
@@ -53,6 +54,9 @@ class RedfishService(object):
         self.client = client
         self.root = client.root or {}
         self.errors = []
+        # every single read that failed, as (uri, error text): the members of a collection one by one, where
+        # ``errors`` sums them up per collection
+        self.unread = []
         self._cache = {}
 
     # -- reading ------------------------------------------------------------------------------------------------
@@ -109,6 +113,8 @@ class RedfishService(object):
         ``where``; when every one fails the answer is None (nothing could be looked at), not an empty list."""
         result, failed, wanted, seen = [], [], 0, set()
         for member in references:
+            if not isinstance(member, dict) or not isinstance(member.get("@odata.id"), str):
+                continue
             if member["@odata.id"] in seen or (keep is not None and not keep(member["@odata.id"])):
                 continue
             seen.add(member["@odata.id"])
@@ -127,8 +133,10 @@ class RedfishService(object):
 
     def record(self, uri, exc):
         self.errors.append({"resource": uri, "error": error_text(exc)})
+        self.unread.append((uri, error_text(exc)))
 
     def _record_members(self, uri, failed, wanted):
+        self.unread.extend(failed)
         if len(failed) == 1:
             self.errors.append({"resource": failed[0][0], "error": failed[0][1]})
         elif failed:
@@ -163,7 +171,23 @@ class RedfishService(object):
 
     @property
     def adapter(self):
-        return self._once("adapter", lambda: select_adapter(self.root, self.systems))
+        """The vendor adapter, from the service root and the systems (the chassis, whose ``Manufacturer`` names the
+        maker too, when no system can be read)."""
+        return self._once("adapter", lambda: select_adapter(self.root, self.systems or self.chassis or []))
+
+    def readable_system(self):
+        """The host's ComputerSystem, or None when the service lists none that can be read (noted in ``errors``:
+        the facts are then read from the Chassis side). Authentication failures and a BMC gone stay fatal."""
+        try:
+            return self.system
+        except BMCError as exc:
+            if not recordable(exc):
+                raise
+            where = exc.resource or "/redfish/v1 (no Systems link)"
+            if not any(item["resource"] == where for item in self.errors):
+                self.errors.append({"resource": where, "error": "no readable ComputerSystem"})
+                self.unread.append((where, "no readable ComputerSystem"))
+            return None
 
     @property
     def system(self):

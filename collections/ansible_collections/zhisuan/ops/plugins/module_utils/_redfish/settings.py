@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import TOOL
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError, OptionError
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.tasks import TaskMonitor, task_location
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import link, odata_id, resource_id
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL
 
 BOOT_KEYS = (("target", "BootSourceOverrideTarget"), ("enabled", "BootSourceOverrideEnabled"), ("mode", "BootSourceOverrideMode"))
 TASK_TIMEOUT = 300
@@ -136,7 +136,7 @@ def run_boot(module):
     """redfish_boot: the boot override before and after, ``diff`` and the PATCH sent or planned."""
     params = module.params
     if params["enabled"] != "Disabled" and not params.get("target"):
-        module.fail_json(msg="target is required when enabled is %s" % params["enabled"])
+        raise OptionError("target", "target is required when enabled is %s" % params["enabled"])
     with connect(module) as client:
         service = RedfishService(client)
         adapter, system = service.adapter, service.system

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import TOOL
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL
 
 RUNNING = ("New", "Starting", "Running", "Pending", "Stopping", "Suspended", "Service", "Interrupted")
 FAILED = ("Exception", "Killed", "Cancelled", "Cancelling")

@@ -15,6 +15,7 @@ readings are in transform_env.py.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 
 HEALTH = {"ok": "OK", "warning": "Warning", "critical": "Critical"}
@@ -39,51 +40,74 @@ _COMPONENT_TOKENS = (
 
 # -- small helpers ----------------------------------------------------------------------------------------------
 
+MAX_NUMBER = 1e15  # no Redfish reading, capacity in MiB or count comes near; beyond it a value is unreadable
+_NUMBER = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
 def text(value):
-    """A string field: stripped, None when missing or blank."""
-    if value is None:
+    """A string field: stripped, None when missing, blank or not a scalar (a list or object where text belongs)."""
+    if value is None or isinstance(value, (dict, list)):
         return None
     value = str(value).strip()
     return value or None
 
 
-def number(value):
-    """A numeric field as float (None for missing, non-numeric or boolean values)."""
+def number(value, limit=MAX_NUMBER):
+    """A numeric field as a finite float: None for missing, boolean, non-numeric (``N/A``, ``1.2.3``, Unicode
+    digits), infinite or NaN values, and for magnitudes above ``limit`` (``1e308`` is no reading)."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return float(str(value).strip())
-    except ValueError:
+    if isinstance(value, int):
+        return float(value) if abs(value) <= limit else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) and abs(value) <= limit else None
+    if not isinstance(value, str) or not _NUMBER.match(value.strip()):
         return None
+    try:
+        result = float(value.strip())
+    except (ValueError, OverflowError):
+        return None
+    return result if math.isfinite(result) and abs(result) <= limit else None
 
 
-def integer(value):
-    result = number(value)
+def integer(value, limit=MAX_NUMBER):
+    result = number(value, limit)
     return int(result) if result is not None else None
+
+
+def big_integer(value):
+    """An integer that may be large (``CapacityBytes``): up to 2**63, else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 0 <= value < 2 ** 63 else None
+    return integer(value, limit=2.0 ** 63)
+
+
+def _status(resource):
+    status = resource.get("Status") if isinstance(resource, dict) else None
+    return status if isinstance(status, dict) else {}
 
 
 def health(resource):
     """``Status.Health`` of a resource, normalised to OK | Warning | Critical | None."""
-    status = (resource or {}).get("Status") or {}
-    value = status.get("Health") if isinstance(status, dict) else None
-    return HEALTH.get(str(value).strip().lower()) if value is not None else None
+    value = _status(resource).get("Health")
+    return HEALTH.get(value.strip().lower()) if isinstance(value, str) else None
 
 
 def state(resource):
-    status = (resource or {}).get("Status") or {}
-    return text(status.get("State")) if isinstance(status, dict) else None
+    return text(_status(resource).get("State"))
 
 
 def odata_id(resource):
-    return (resource or {}).get("@odata.id")
+    """The ``@odata.id`` of a resource (a string), else None."""
+    value = resource.get("@odata.id") if isinstance(resource, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def link(resource, key):
     """The ``@odata.id`` a resource's property ``key`` points at, or None."""
-    value = (resource or {}).get(key)
-    return value.get("@odata.id") if isinstance(value, dict) else None
+    value = resource.get(key) if isinstance(resource, dict) else None
+    target = value.get("@odata.id") if isinstance(value, dict) else None
+    return target if isinstance(target, str) and target else None
 
 
 def resource_id(resource):
@@ -103,6 +127,10 @@ def slug(name):
 def power_state(value):
     value = text(value)
     return value if value in POWER_STATES else None
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
 
 
 # -- inventory ----------------------------------------------------------------------------------------------------
@@ -213,9 +241,10 @@ def pcie_device_facts(device):
 
 def nic_facts(adapter):
     """A NetworkAdapter: ``ports`` sums its controllers' NetworkPortCount (None when none says)."""
-    controllers = [item for item in adapter.get("Controllers") or [] if isinstance(item, dict)]
-    counts = [integer((item.get("ControllerCapabilities") or {}).get("NetworkPortCount")) for item in controllers]
-    counts = [count for count in counts if count is not None]
+    listed = adapter.get("Controllers")
+    controllers = [item for item in (listed if isinstance(listed, list) else []) if isinstance(item, dict)]
+    counts = [integer(_dict(item.get("ControllerCapabilities")).get("NetworkPortCount"), limit=4096) for item in controllers]
+    counts = [count for count in counts if count is not None and count >= 0]
     firmware = [text(item.get("FirmwarePackageVersion")) for item in controllers]
     return {
         "id": resource_id(adapter),
@@ -234,7 +263,7 @@ def drive_facts(drive):
         "name": text(drive.get("Name")),
         "model": text(drive.get("Model")),
         "serial": text(drive.get("SerialNumber")),
-        "capacity_bytes": integer(drive.get("CapacityBytes")),
+        "capacity_bytes": big_integer(drive.get("CapacityBytes")),
         "media": text(drive.get("MediaType")),
         "health": health(drive),
     }
@@ -246,7 +275,7 @@ def classify_firmware(item):
     """Component of a SoftwareInventory item, from the words of its Id and Name: bios | bmc | cpld | gpu | nic |
     psu | drive | other. ``HGX_FW_GPU_SXM_1`` → gpu, ``HGX_InfoROM_GPU_SXM_1`` and ``EROT_BMC_0`` (a root of trust)
     → other, ``Installed-25227-6.00.30.00__iDRAC.Embedded.1-1`` → bmc."""
-    words = re.split(r"[^A-Z0-9]+", ("%s %s" % (item.get("Id") or "", item.get("Name") or "")).upper())
+    words = re.split(r"[^A-Z0-9]+", ("%s %s" % (text(item.get("Id")) or "", text(item.get("Name")) or "")).upper())
     words = [word for word in words if word]
     joined = " ".join(words)
     if any(_OTHER_FIRST.search(word) for word in words):

@@ -14,9 +14,12 @@ import datetime
 import json
 import os
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
+
 SCHEMA = "zhisuan.ops/remediation-history/v1"
 FILE_NAME = "remediation.jsonl"
-OUTCOMES = ("repaired", "failed", "refused", "ticket", "awaiting_approval", "deferred", "held", "skipped", "planned")
+OUTCOMES = ("repaired", "failed", "refused", "ticket", "awaiting_approval", "deferred", "held", "skipped", "planned",
+            "shared_cause")
 _REQUIRED = ("time", "run_id", "node", "cause", "action", "outcome")
 _TIMES = ("detected", "started", "finished", "resumed")
 
@@ -28,12 +31,9 @@ class HistoryError(ValueError):
 def _parse_time(value, where):
     if value in (None, ""):
         return None
-    try:
-        parsed = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+    parsed = iso_time(value if isinstance(value, datetime.datetime) else str(value))
+    if parsed is None:
         raise HistoryError("%s: %r is not an ISO 8601 time" % (where, value))
-    if parsed.tzinfo is None:  # Ansible's now(utc=true) is naive: a time without an offset is UTC
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
     return parsed
 
 

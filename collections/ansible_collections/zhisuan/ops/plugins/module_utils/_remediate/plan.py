@@ -11,13 +11,19 @@ the circuit breaker trips (see docs/remediation.md)."""
 
 from __future__ import annotations
 
+import datetime
+import re
+
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.escalate import escalate
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import (
     MACHINE_ACTIONS, NO_ACTION, allowed_in_remediation, breaker_threshold, decide,
 )
 
 BREAKER_ID = "remediate.breaker.tripped"
 LIMIT_ID = "remediate.limit.deferred"
+REPEAT_ID = "remediate.repeat.%s"
+SHARED_ID = "remediate.shared.%s"
 
 
 def _failing_ids(host):
@@ -36,14 +42,17 @@ def _why(host, diagnosis):
     }
 
 
-def breaker(hosts, policy, fleet):
+def breaker(hosts, policy, fleet, explained=()):
     """``(tripped, check)``: the cluster check ``remediate.breaker.tripped``. It trips when one failing check id is
     on more nodes than the threshold at once (a fleet-wide cause: a bad driver rollout is not fixed by resetting
-    every node)."""
+    every node). Failures ``explained`` by a shared component (``(node, family)`` pairs) are localised already and
+    not counted."""
     threshold = breaker_threshold(policy, fleet)
     counts = {}
     for name in sorted(hosts):
         for check_id in _failing_ids(hosts[name]):
+            if (name, check_id.split(".", 1)[0]) in explained:
+                continue
             counts.setdefault(check_id, []).append(name)
     worst = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
     expected = "<= %d node(s) per failing check (breaker_failures %d, breaker_percent %s %% of %d)" % (
@@ -63,18 +72,79 @@ def breaker(hosts, policy, fleet):
                             expected=expected, message=message, remedy="investigate", evidence=evidence)
 
 
-def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size=1, only=None):
+def _id_part(text):
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", str(text))
+
+
+def _shared_cause(name, cause_id, shared):
+    """The shared cause (``_judge.fleet.shared_causes`` entry) that explains ``name``'s root cause, or None."""
+    family = str(cause_id).split(".", 1)[0]
+    for cause in shared or ():
+        if name in cause["failing"] and cause["family"] == family:
+            return cause
+    return None
+
+
+def _repeat_check(name, entry):
+    step = entry["escalation"]
+    return make_check(REPEAT_ID % _id_part(name), "cluster", "warn", component=name,
+                      observed=", ".join("%d x %s" % (n, r) for r, n in sorted(step["tries"].items())),
+                      expected="fewer than the policy's escalation.repeats of %s" % step["from"],
+                      message="repeat offender: " + step["reason"], remedy=step["to"], evidence=entry["why"]["cause"])
+
+
+def _shared_checks(plan, shared):
+    for cause in shared or ():
+        held = [name for name in cause["failing"] if plan["nodes"].get(name, {}).get("status") == "shared_cause"]
+        if not held:
+            continue
+        plan["checks"].append(make_check(
+            SHARED_ID % _id_part("%s_%s" % (cause["kind"], cause["name"])), "cluster", "warn",
+            component="%s %s" % (cause["kind"], cause["name"]), observed=len(held),
+            expected="nodes with a cause of their own",
+            message="%d node(s) behind %s %s fail %s together: one cause, one ticket for the %s, no node-by-node "
+                    "action" % (len(held), cause["kind"], cause["name"], cause["check_id"], cause["kind"]),
+            remedy="investigate", evidence="held: %s" % ", ".join(held)))
+
+
+def _messages(plan):
+    """Each entry's ``message``: what the plan says of the node, in words (the record and the report use it)."""
+    for entry in plan["nodes"].values():
+        status = entry["status"]
+        if status == "planned":
+            text = "%s (%s, batch %s)" % (entry["action"], entry["mode"], entry["batch"])
+        elif status == "deferred":
+            text = "deferred: " + plan["limit"]["text"]
+        elif status == "held":
+            text = "held: " + plan["breaker"]["check"]["message"]
+        elif status == "shared_cause":
+            shared = entry["shared"]
+            text = ("shared cause: %s %s fails %s for several of its nodes; one ticket for the %s, no action on this "
+                    "node" % (shared["kind"], shared["name"], shared["check_id"], shared["kind"]))
+        else:
+            text = "awaiting approval: add the node to zhisuan_remediate_approve"
+        if entry.get("escalation"):
+            text += "; escalated from %s: %s" % (entry["escalation"]["from"], entry["escalation"]["reason"])
+        entry["message"] = text
+
+
+def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size=1, only=None, history=None,
+              now=None, shared=None):
     """The plan for ``hosts`` (results.json ``hosts``: name -> {status, checks, facts}; ``facts.diagnosis`` holds
     the root cause). ``scheduler``: name -> scheduler_node's ``node`` ({state, drain, drained_by_us, reason}),
     nodes already drained count toward the limit and an operator's drain is never touched. ``approved``: node
     names (or ``all``) whose ``approval`` actions may run; ``only``: plan only these nodes (the breaker still counts
-    every host). Returns
-    ``{nodes: {name: entry}, order, deferred, held, skipped, breaker, limit, checks}`` (docs/remediation.md)."""
+    every host). ``history``: the remediation history's records (a node repaired again and again for one cause goes
+    up the policy's escalation ladder, as of ``now``); ``shared``: the shared causes of ``_judge.fleet`` (their nodes
+    get one ticket for the component, no action of their own). Returns ``{nodes: {name: entry}, order, deferred,
+    held, skipped, shared, repeat_offenders, breaker, limit, checks}`` (docs/remediation.md)."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
     scheduler = scheduler or {}
     fleet = fleet or len(hosts)
     approve_all = "all" in approved
     allowed, limit_text = allowed_in_remediation(policy, fleet)
-    tripped, breaker_check = breaker(hosts, policy, fleet)
+    explained = set((name, cause["family"]) for cause in shared or () for name in cause["failing"])
+    tripped, breaker_check = breaker(hosts, policy, fleet, explained)
     drained = sorted(name for name, node in scheduler.items() if node and node.get("drain"))
     candidates, skipped = [], {}
     for name in sorted(hosts):
@@ -98,21 +168,41 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
         remedy, mode, rule = decide(policy, cause["id"], cause["remedy"])
         if remedy in NO_ACTION:
             continue
+        remedy, step = escalate(history, name, cause["id"], remedy, policy, now)
+        if step is not None:
+            remedy, mode, dummy = decide(dict(policy, causes=[]), cause["id"], remedy)
         entry = {"action": remedy if remedy in MACHINE_ACTIONS else "ticket", "remedy": remedy, "mode": mode,
                  "rule": rule, "why": _why(host, diagnosis), "already_drained": bool(node.get("drain")),
                  "batch": None, "status": "planned"}
-        if mode == "approval" and not (approve_all or name in approved):
+        if step is not None:
+            entry["escalation"] = step
+        group = _shared_cause(name, cause["id"], shared)
+        if group is not None:
+            entry.update(action="ticket", mode="ticket", status="shared_cause",
+                         shared={"kind": group["kind"], "name": group["name"], "check_id": group["check_id"]})
+        elif mode == "approval" and not (approve_all or name in approved):
             entry["status"] = "awaiting_approval"
         candidates.append((name, entry))
-    plan = {"nodes": {}, "order": [], "deferred": [], "held": [], "skipped": skipped,
-            "breaker": {"tripped": tripped, "check": breaker_check},
+    plan = {"nodes": {}, "order": [], "deferred": [], "held": [], "skipped": skipped, "shared": [],
+            "repeat_offenders": [], "breaker": {"tripped": tripped, "check": breaker_check},
             "limit": {"allowed": allowed, "fleet": fleet, "already_drained": drained, "text": limit_text},
             "checks": [breaker_check]}
+    for name, entry in candidates:
+        if "escalation" in entry:
+            plan["repeat_offenders"].append(name)
+            plan["checks"].append(_repeat_check(name, entry))
+    # nodes explained by a shared component take no action and no slot: the component gets the ticket
+    plan["shared"] = [name for name, entry in candidates if entry["status"] == "shared_cause"]
+    for name in plan["shared"]:
+        plan["nodes"][name] = dict(candidates)[name]
+    _shared_checks(plan, shared)
+    candidates = [(name, entry) for name, entry in candidates if entry["status"] != "shared_cause"]
     if tripped:
         for name, entry in candidates:
             entry["status"] = "held"
             plan["nodes"][name] = entry
             plan["held"].append(name)
+        _messages(plan)
         return plan
     # nodes already in remediation (drained by us earlier) go first and take no new slot
     candidates.sort(key=lambda item: (not item[1]["already_drained"], item[0]))
@@ -133,6 +223,7 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
     for position, name in enumerate(acting):
         plan["nodes"][name]["batch"] = position // max(int(batch_size), 1) + 1
         plan["order"].append(name)
+    _messages(plan)
     if plan["deferred"]:
         plan["checks"].append(make_check(
             LIMIT_ID, "cluster", "warn", component="remediation", observed=len(plan["deferred"]),

@@ -16,6 +16,7 @@ A policy is a mapping (the YAML of ``data/remediation/policy.yml`` or a site fil
     limits: {max_nodes: 2, max_percent: 10, breaker_failures: 3, breaker_percent: 20}
     act_on: [fail, error]           # diagnosis statuses that get a plan entry
     drain_on_ticket: true           # a ticket-only node is drained until someone fixes it
+    escalation: {repeats: 3, window_days: 30, ladder: [reset_gpu, power_cycle, rma]}
 
 ``normalize(doc)`` checks it and fills in defaults; every mistake raises ``PolicyError`` naming the key.
 """
@@ -51,6 +52,8 @@ DEFAULTS = {
     "limits": {"max_nodes": 2, "max_percent": 10, "breaker_failures": 3, "breaker_percent": 20},
     "act_on": ["fail", "error"],
     "drain_on_ticket": True,
+    # a node repaired `repeats` times for one cause within `window_days` gets the next remedy up the ladder
+    "escalation": {"repeats": 3, "window_days": 30, "ladder": ["reset_gpu", "power_cycle", "rma"]},
 }
 _KEYS = frozenset(DEFAULTS) | frozenset(("schema", "description"))
 _CAUSE_KEYS = frozenset(("match", "remedy", "mode", "why"))
@@ -86,7 +89,8 @@ def normalize(doc, overrides=None):
     """The policy ``doc`` (a mapping) with defaults filled in and ``overrides`` (a mapping of the same shape, e.g.
     from inventory) merged over it key by key; raises PolicyError."""
     out = {"remedies": dict(DEFAULTS["remedies"]), "causes": [], "limits": dict(DEFAULTS["limits"]),
-           "act_on": list(DEFAULTS["act_on"]), "drain_on_ticket": DEFAULTS["drain_on_ticket"]}
+           "act_on": list(DEFAULTS["act_on"]), "drain_on_ticket": DEFAULTS["drain_on_ticket"],
+           "escalation": dict(DEFAULTS["escalation"], ladder=list(DEFAULTS["escalation"]["ladder"]))}
     for source_name, source in (("policy", doc), ("policy overrides", overrides)):
         if source is None:
             continue
@@ -132,6 +136,25 @@ def _merge(out, source, name):
         if not isinstance(source["drain_on_ticket"], bool):
             raise PolicyError("%s: drain_on_ticket must be true or false" % name)
         out["drain_on_ticket"] = source["drain_on_ticket"]
+    if "escalation" in source:
+        _escalation(out["escalation"], source["escalation"], name)
+
+
+def _escalation(out, escalation, name):
+    if not isinstance(escalation, dict):
+        raise PolicyError("%s: escalation must be a mapping of repeats, window_days, ladder" % name)
+    unknown = sorted(set(escalation) - set(("repeats", "window_days", "ladder")))
+    if unknown:
+        raise PolicyError("%s: escalation: unknown key(s) %s; known: ladder, repeats, window_days" % (name, ", ".join(unknown)))
+    if "repeats" in escalation:
+        out["repeats"] = _number(escalation["repeats"], "%s: escalation.repeats" % name, minimum=1)
+    if "window_days" in escalation:
+        out["window_days"] = _number(escalation["window_days"], "%s: escalation.window_days" % name, 0, 3650, integer=False)
+    if "ladder" in escalation:
+        ladder = escalation["ladder"]
+        if not isinstance(ladder, list) or len(ladder) < 2 or len(set(ladder)) != len(ladder):
+            raise PolicyError("%s: escalation.ladder must list two or more distinct remedies, got %r" % (name, ladder))
+        out["ladder"] = [_remedy(remedy, "%s: escalation.ladder" % name) for remedy in ladder]
 
 
 def _cause(cause, where):

@@ -14,14 +14,17 @@ guards live here, once:
   ``drained_by_other`` (action ``refused``);
 * a resume happens only when the current drain reason is ours; otherwise ``refused``;
 * the node is read first: a drain of a node we drained, or a resume of a node that is not drained, is a no-op;
-* check mode reads and decides, and changes nothing.
+* check mode reads and decides, and changes nothing; its diff shows the state the change would leave
+  (``predict``);
+* a failure is a typed error (``Refused`` under ``strict``, ``ToolTimeout`` for a drain that did not finish) that
+  carries what was read and done in ``result``; a warning goes to the ``warn`` callback (``module.warn``).
 """
 
 from __future__ import annotations
 
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolTimeout
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import Refused, ToolTimeout
 
 DEFAULT_TAG = "zhisuan"
 DEFAULT_REASON = "remediation by zhisuan.ops"
@@ -84,6 +87,30 @@ def plan(node, state, tag):
     return "none", "%s is not drained (%s); nothing to resume" % (name, node["state"])
 
 
+def predict(node, action, reason=None, wait=False, undrained_state=None):
+    """The node as ``action`` (``drain``/``resume``/``none``) would leave it (a copy), for a check-mode diff. Pure.
+
+    A drain sets our tagged ``reason``; the node is ``draining`` while jobs run (``drained`` when ``wait`` waits
+    for them). A resume clears the drain and its reason; the state is then ``undrained_state`` (the backend's
+    state of the node without the drain), else left as read.
+    """
+    after = dict(node)
+    if action == "drain":
+        after.update(drain=True, reason=reason, reason_user=None, reason_time=None, drained_by_us=True,
+                     drained_by_other=False)
+    elif action == "resume":
+        after.update(drain=False, reason=None, reason_user=None, reason_time=None, drained_by_us=False,
+                     drained_by_other=False)
+        if undrained_state:
+            after["state"] = undrained_state
+        return after
+    if after["drain"]:
+        if wait:
+            after["jobs_running"] = 0
+        after["state"] = "draining" if after.get("jobs_running") else "drained"
+    return after
+
+
 def poll(read, done, timeout, sleep=time.sleep, clock=time.monotonic, interval=POLL_INTERVAL):
     """Call ``read()`` until ``done(node)`` or ``timeout`` seconds pass; return ``(node, done)``."""
     deadline = clock() + timeout
@@ -110,11 +137,12 @@ class Request(object):
         self.check_mode = check_mode
 
 
-def manage(backend, req, sleep=time.sleep, clock=time.monotonic):
+def manage(backend, req, sleep=time.sleep, clock=time.monotonic, warn=None):
     """Read, decide, act (unless check mode), re-read. Returns the module result.
 
-    ``failed`` is set for a refusal under ``strict`` and for a ``wait_drained`` that ran out of time (the node stays
-    drained). The backend's typed errors (ToolFailed, ParseError, ...) pass through.
+    Raises ``Refused`` for a refusal under ``strict`` and ``ToolTimeout`` for a ``wait_drained`` that ran out of time
+    (the node stays drained), each with the result so far in ``result``. The backend's typed errors (ToolFailed,
+    ParseError, ...) pass through. ``warn(text)`` gets what the task should know but does not fail it.
     """
     def read():
         return annotate(backend.read(req.name), req.tag)
@@ -124,7 +152,7 @@ def manage(backend, req, sleep=time.sleep, clock=time.monotonic):
     if action == "refused":
         result = {"changed": False, "action": "refused", "msg": msg, "node": before}
         if req.strict:
-            result["failed"] = True
+            raise Refused(backend.tool, msg, result=result)
         return result
     wait = req.state == "drained" and req.wait_drained and before["state"] != "drained"
     if action == "none" and not wait:
@@ -135,10 +163,11 @@ def manage(backend, req, sleep=time.sleep, clock=time.monotonic):
             msg = "check mode: would %s" % msg
         elif wait:
             msg += "; check mode: would wait until no jobs run on it"
+        after = predict(before, action, tagged_reason(req.tag, req.reason), wait,
+                        _undrained_state(backend, before) if action == "resume" else None)
         return {"changed": action != "none", "action": done, "msg": msg, "node": before,
-                "diff": {"before": before, "after": before}}
+                "diff": {"before": before, "after": after}}
     changed = action != "none"
-    warnings = []
     after = before
     if action == "drain":
         reason = tagged_reason(req.tag, req.reason)
@@ -149,19 +178,23 @@ def manage(backend, req, sleep=time.sleep, clock=time.monotonic):
         backend.resume(req.name)
         msg = "resumed %s" % req.name
         after, settled = poll(read, backend.settled, req.timeout, sleep, clock)
-        if not settled:
-            warnings.append("%s was resumed but still reads %s after %s s" % (req.name, after["state"], req.timeout))
+        if not settled and warn is not None:
+            warn("%s was resumed but still reads %s after %s s" % (req.name, after["state"], req.timeout))
     if req.state == "drained" and req.wait_drained:
         if backend.evict(req.name, req.timeout):
             changed = True
         after, drained = poll(read, lambda node: node["state"] == "drained", req.timeout, sleep, clock)
         if not drained:
-            return {"failed": True, "changed": changed, "action": done, "error_kind": ToolTimeout.kind, "tool": backend.tool,
-                    "node": after, "diff": {"before": before, "after": after},
-                    "msg": "%s: %s is still %s after %s s with %s job(s) running; it stays drained (no new work starts on it): "
-                           "wait longer or stop the jobs" % (backend.tool, req.name, after["state"], req.timeout, after["jobs_running"])}
+            raise ToolTimeout(backend.tool, "%s is still %s after %s s with %s job(s) running; it stays drained (no new work "
+                                            "starts on it): wait longer or stop the jobs"
+                              % (req.name, after["state"], req.timeout, after["jobs_running"]),
+                              result={"changed": changed, "action": done, "node": after,
+                                      "diff": {"before": before, "after": after}})
         msg += "; no jobs run on it"
-    result = {"changed": changed, "action": done, "msg": msg, "node": after, "diff": {"before": before, "after": after}}
-    if warnings:
-        result["warnings"] = warnings
-    return result
+    return {"changed": changed, "action": done, "msg": msg, "node": after, "diff": {"before": before, "after": after}}
+
+
+def _undrained_state(backend, node):
+    """The backend's state of ``node`` once its drain is lifted, when the backend can tell (else None)."""
+    undrained = getattr(backend, "undrained_state", None)
+    return undrained(node) if undrained is not None else None

@@ -20,10 +20,9 @@ DaemonSet, not mirror (static) pods, not finished.
 
 from __future__ import annotations
 
-import json
-
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none
 
 ANNOTATION = "zhisuan.ops/drain-reason"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -31,11 +30,16 @@ MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 DRAIN_GRACE = 30
 
 
+def _mapping(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
 def _load(text, what):
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise ParseError("kubectl", "'%s' output is not JSON: %s" % (what, exc))
+    doc = load_json(text, "kubectl", "'" + what.replace("%", "%%") + "' output is not JSON: %s")
     if not isinstance(doc, dict):
         raise ParseError("kubectl", "'%s' output is not a JSON object" % what)
     return doc
@@ -46,19 +50,20 @@ def parse_node(text):
     doc = _load(text, "kubectl get node -o json")
     if doc.get("kind") != "Node":
         raise ParseError("kubectl", "'kubectl get node -o json' returned kind %r, not Node" % doc.get("kind"))
-    meta = doc.get("metadata") or {}
-    if not meta.get("name"):
+    meta = _mapping(doc.get("metadata"))
+    if not text_or_none(meta.get("name")):
         raise ParseError("kubectl", "a Node without metadata.name")
-    annotations = meta.get("annotations") or {}
-    spec = doc.get("spec") or {}
+    annotations = _mapping(meta.get("annotations"))
+    spec = _mapping(doc.get("spec"))
     ready = None
-    for cond in (doc.get("status") or {}).get("conditions") or []:
+    for cond in _list(_mapping(doc.get("status")).get("conditions")):
         if isinstance(cond, dict) and cond.get("type") == "Ready":
             ready = cond.get("status") == "True"
-    cordoned = bool(spec.get("unschedulable"))
+    cordoned = spec.get("unschedulable") is True
+    reason = text_or_none(annotations.get(ANNOTATION))
     return {"name": meta["name"], "drain": cordoned, "down": False, "ready": ready, "responding": ready is not False,
-            "reason": annotations.get(ANNOTATION) if cordoned else None, "reason_user": None, "reason_time": None,
-            "annotation": annotations.get(ANNOTATION), "taints": [t.get("key") for t in spec.get("taints") or [] if isinstance(t, dict)]}
+            "reason": reason if cordoned else None, "reason_user": None, "reason_time": None,
+            "annotation": reason, "taints": [t.get("key") for t in _list(spec.get("taints")) if isinstance(t, dict)]}
 
 
 def workload_pods(text):
@@ -70,15 +75,17 @@ def workload_pods(text):
         raise ParseError("kubectl", "'kubectl get pods -o json' output has no 'items' list")
     out = []
     for pod in items:
-        meta = pod.get("metadata") or {}
-        phase = (pod.get("status") or {}).get("phase")
+        if not isinstance(pod, dict):
+            raise ParseError("kubectl", "an item of 'kubectl get pods -o json' is not an object: %s" % repr(pod)[:120])
+        meta = _mapping(pod.get("metadata"))
+        phase = _mapping(pod.get("status")).get("phase")
         if phase in ("Succeeded", "Failed"):
             continue
-        if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+        if MIRROR_ANNOTATION in _mapping(meta.get("annotations")):
             continue
-        if any(ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or [] if isinstance(ref, dict)):
+        if any(ref.get("kind") == "DaemonSet" for ref in _list(meta.get("ownerReferences")) if isinstance(ref, dict)):
             continue
-        out.append("%s/%s" % (meta.get("namespace", "default"), meta.get("name")))
+        out.append("%s/%s" % (text_or_none(meta.get("namespace")) or "default", meta.get("name")))
     return out
 
 
@@ -110,9 +117,8 @@ class Kubernetes(object):
         res = self._run("get", "node", name, "-o", "json", ok_rcs=(0, 1))
         if res.rc != 0:
             text = (res.stderr + res.stdout).strip()
-            detail = ("node %s is not known to the API server (%s)" % (name, text) if "NotFound" in text
-                      else "exited with rc %s: %s" % (res.rc, text.splitlines()[0] if text else "no output"))
-            raise ToolFailed("kubectl", detail, cmd=res.argv, rc=res.rc, stdout=res.stdout, stderr=res.stderr)
+            raise tool_failed(res, "kubectl", "node %s is not known to the API server (%s)" % (name, text) if "NotFound" in text
+                              else None)
         node = parse_node(res.stdout)
         pods = self._run("get", "pods", "--all-namespaces", "--field-selector", "spec.nodeName=" + name, "-o", "json")
         return finish(node, workload_pods(pods.stdout))
@@ -136,3 +142,8 @@ class Kubernetes(object):
     @staticmethod
     def settled(node):
         return not node["drain"]
+
+    @staticmethod
+    def undrained_state(node):
+        """The state once uncordoned (for a check-mode diff)."""
+        return "not_ready" if node.get("ready") is False else "ready"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.common import Request, manage
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.k8s import Kubernetes
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm import Slurm
@@ -45,10 +46,19 @@ def scheduler_node(module):
     req = Request(params["name"], params["state"] or "info", reason=params.get("reason"), tag=params["tag"],
                   wait_drained=params["wait_drained"], timeout=params["timeout"], strict=params["strict"],
                   check_mode=module.check_mode)
-    result = manage(backend_for(params), req)
+    try:
+        result = manage(backend_for(params), req, warn=module.warn)
+    except ZhisuanError as exc:
+        if exc.result is not None:
+            exc.result = _shown(exc.result)
+        raise
+    return _shown(result)
+
+
+def _shown(result):
+    """``result`` with only the public keys of its node and diff."""
+    result = dict(result)
     result["node"] = _public(result["node"])
     if "diff" in result:
         result["diff"] = {"before": _public(result["diff"]["before"]), "after": _public(result["diff"]["after"])}
-    if result.pop("failed", False):
-        module.fail_json(**result)
     return result

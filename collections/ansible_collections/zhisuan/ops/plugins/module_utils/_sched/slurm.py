@@ -20,12 +20,12 @@ flag, jobs still running: MIXED/ALLOCATED/COMPLETING + DRAIN), else the base sta
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import list_of_str, load_json, text_or_none, to_int
 
 _KEY_RE = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_:]*)=")
 # the end of a Reason= value: " [user@2026-11-30T23:00:37]" (greedy text: the last such suffix)
@@ -120,10 +120,10 @@ def parse_scontrol_line(line):
 def _int(value, key):
     if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError("scontrol", "%s=%s is not a number" % (key, value))
+    number = to_int(value)
+    if number is None or number < 0:
+        raise ParseError("scontrol", "%s=%s is not a number" % (key, value[:40]))
+    return number
 
 
 def _list(value):
@@ -148,27 +148,107 @@ def parse_scontrol_node(text, name):
     raise ParseError("scontrol", "node %s is not in the output of 'scontrol -o show node %s'" % (name, name))
 
 
-def parse_sinfo_json(text):
-    """``sinfo --json`` (Slurm 22.05, openapi v0.0.38) -> {node name: node dict}."""
+def _number(value):
+    """A JSON number of sinfo/slurmrestd: a plain integer (v0.0.38/39) or ``{"set", "infinite", "number"}``
+    (v0.0.40 and later); None when unset, infinite or not a non-negative integer."""
+    if isinstance(value, dict):
+        if value.get("set") is False or value.get("infinite") is True:
+            return None
+        value = value.get("number")
+    number = to_int(value) if not isinstance(value, str) else None
+    return number if number is not None and number >= 0 else None
+
+
+def _stamp(value):
+    """A Unix time as local ISO 8601 (None for 0, unset, or a time no clock can show)."""
+    seconds = _number(value)
+    if not seconds:
+        return None
     try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise ParseError("sinfo", "'sinfo --json' output is not JSON: %s" % exc)
-    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list):
-        raise ParseError("sinfo", "'sinfo --json' output has no 'nodes' list")
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(seconds))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _state_words(state, flags):
+    """``state`` is a word (v0.0.38: ``"idle"`` with ``state_flags``) or a list (v0.0.39+: ``["IDLE", "DRAIN"]``)."""
+    if isinstance(state, str) and state:
+        return [state.upper()] + [flag for flag in list_of_str(flags) if flag]
+    words = [word for word in list_of_str(state) if word]
+    return words + [flag for flag in list_of_str(flags) if flag] if words else None
+
+
+def _node_of(name, words, entry_text):
+    node = {"name": name}
+    try:
+        node.update(state_of("+".join(words)))
+    except ParseError as exc:
+        raise ParseError("sinfo", "node %s: %s" % (name, exc.detail))
+    node.update(entry_text)
+    return node
+
+
+def _v38_nodes(doc):
+    """Slurm 22.05 (openapi v0.0.38): ``nodes`` is a list of node objects."""
     out = {}
     for entry in doc["nodes"]:
-        if not isinstance(entry, dict) or not entry.get("name") or not isinstance(entry.get("state"), str):
-            raise ParseError("sinfo", "a node of 'sinfo --json' has no name or no state: %r" % (entry,))
-        flags = [flag for flag in entry.get("state_flags") or [] if isinstance(flag, str)]
-        node = {"name": entry["name"]}
-        node.update(state_of("+".join([entry["state"].upper()] + flags)))
-        changed = entry.get("reason_changed_at")
-        node.update({"reason": entry.get("reason") or None, "reason_user": entry.get("reason_set_by_user") or None,
-                     "reason_time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(changed)) if changed else None,
-                     "cpus_alloc": entry.get("alloc_cpus"), "partitions": list(entry.get("partitions") or []),
-                     "gres": entry.get("gres") or None})
-        out[node["name"]] = node
+        name = entry.get("name") if isinstance(entry, dict) else None
+        words = _state_words(entry.get("state"), entry.get("state_flags")) if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or not words:
+            raise ParseError("sinfo", "a node of 'sinfo --json' has no name or no state: %s" % repr(entry)[:200])
+        out[name] = _node_of(name, words, {
+            "reason": text_or_none(entry.get("reason")), "reason_user": text_or_none(entry.get("reason_set_by_user")),
+            "reason_time": _stamp(entry.get("reason_changed_at")), "cpus_alloc": _number(entry.get("alloc_cpus")),
+            "partitions": list_of_str(entry.get("partitions")), "gres": text_or_none(entry.get("gres"))})
+    return out
+
+
+def _v39_nodes(doc):
+    """Slurm 23.02 (data_parser v0.0.39) and later: ``sinfo`` is a list of groups, each ``{node: {state: [...]},
+    nodes: {nodes: [names]}, reason: {description, time, user}, cpus: {allocated}, partition: {name}, gres: {total}}``
+    (``sinfo -N --json``: one group per node and partition). A node in several partitions appears once per
+    partition; its partitions are merged. The CPU count is kept only for a group of one node."""
+    out = {}
+    for entry in doc["sinfo"]:
+        if not isinstance(entry, dict):
+            raise ParseError("sinfo", "an entry of 'sinfo --json' is not an object: %s" % repr(entry)[:200])
+        group = entry.get("nodes") if isinstance(entry.get("nodes"), dict) else {}
+        names = [name for name in list_of_str(group.get("nodes")) if name]
+        node_state = entry.get("node") if isinstance(entry.get("node"), dict) else {}
+        words = _state_words(node_state.get("state"), None)
+        if not names or not words:
+            raise ParseError("sinfo", "an entry of 'sinfo --json' has no node names or no node state: %s"
+                             % repr(entry)[:200])
+        reason = entry.get("reason") if isinstance(entry.get("reason"), dict) else {}
+        partition = entry.get("partition") if isinstance(entry.get("partition"), dict) else {}
+        cpus = entry.get("cpus") if isinstance(entry.get("cpus"), dict) else {}
+        gres = entry.get("gres") if isinstance(entry.get("gres"), dict) else {}
+        part = text_or_none(partition.get("name"))
+        for name in names:
+            node = out.get(name)
+            if node is None:
+                node = out[name] = _node_of(name, words, {
+                    "reason": text_or_none(reason.get("description")), "reason_user": text_or_none(reason.get("user")),
+                    "reason_time": _stamp(reason.get("time")),
+                    "cpus_alloc": _number(cpus.get("allocated")) if len(names) == 1 else None,
+                    "partitions": [], "gres": text_or_none(gres.get("total"))})
+            if part and part not in node["partitions"]:
+                node["partitions"].append(part)
+    return out
+
+
+def parse_sinfo_json(text):
+    """``sinfo --json`` -> {node name: node dict}. Reads Slurm 22.05 (openapi v0.0.38: a ``nodes`` list) and Slurm
+    23.02+ (data_parser v0.0.39: a ``sinfo`` list of node groups, states as lists)."""
+    doc = load_json(text, "sinfo", "'sinfo --json' output is not JSON: %s")
+    if isinstance(doc, dict) and isinstance(doc.get("sinfo"), list):
+        out = _v39_nodes(doc)
+    elif isinstance(doc, dict) and isinstance(doc.get("nodes"), list):
+        out = _v38_nodes(doc)
+    else:
+        raise ParseError("sinfo", "'sinfo --json' output has no 'nodes' list")
+    if not out:
+        raise ParseError("sinfo", "'sinfo --json' lists no node (read 0 nodes)")
     return out
 
 
@@ -176,7 +256,7 @@ def count_jobs(text):
     """``squeue -h -o %i`` output: one job id per line."""
     ids = [line.strip() for line in text.splitlines() if line.strip()]
     for job in ids:
-        if not re.match(r"^\d+(_\d+|_\[[\d,-]+\]|\+\d+)?$", job):
+        if not re.match(r"^[0-9]+(_[0-9]+|_\[[0-9,-]+\]|\+[0-9]+)?$", job):
             raise ParseError("squeue", "not a job id in 'squeue -h -o %%i' output: %r" % job)
     return len(ids)
 
@@ -196,11 +276,8 @@ class Slurm(object):
         res = run([self.scontrol, "-o", "show", "node", name], timeout=self.timeout, tool="scontrol", ok_rcs=(0, 1))
         if res.rc != 0:
             text = (res.stderr + res.stdout).strip()
-            if "not found" in text:
-                raise ToolFailed("scontrol", "node %s is not known to slurmctld (%s)" % (name, text), cmd=res.argv, rc=res.rc,
-                                 stdout=res.stdout, stderr=res.stderr)
-            raise ToolFailed("scontrol", "exited with rc %s: %s" % (res.rc, text.splitlines()[0] if text else "no output"),
-                             cmd=res.argv, rc=res.rc, stdout=res.stdout, stderr=res.stderr)
+            raise tool_failed(res, "scontrol", "node %s is not known to slurmctld (%s)" % (name, text) if "not found" in text
+                              else None)
         node = parse_scontrol_node(res.stdout, name)
         jobs = run([self.squeue, "-h", "-w", name, "-t", "RUNNING,COMPLETING", "-o", "%i"], timeout=self.timeout, tool="squeue")
         node["jobs_running"] = count_jobs(jobs.stdout)
@@ -222,3 +299,8 @@ class Slurm(object):
     def settled(node):
         """After a resume: slurmd answers again (not ``idle*``) and the drain flag is gone."""
         return node["responding"] and not node["drain"]
+
+    @staticmethod
+    def undrained_state(node):
+        """The state once resumed (for a check-mode diff): the base state without the DRAIN flag (``idle``, ``mixed``)."""
+        return node.get("base")

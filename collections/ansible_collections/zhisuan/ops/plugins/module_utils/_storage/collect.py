@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import _clip as clip
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, run, tool_failed
 from ansible_collections.zhisuan.ops.plugins.module_utils._storage import fio
 
 # The acceptance profile's default jobs: sequential read/write with 1 MiB blocks (bandwidth), random read/write with
@@ -157,11 +156,7 @@ def _first_message(*texts):
             return fio.describe_error(errors[0])
         if messages:
             return messages[0][len("fio:"):].strip()
-    for text in texts:
-        for line in (text or "").splitlines():
-            if line.strip():
-                return line.strip()
-    return "no output"
+    return first_line(*texts)
 
 
 def run_fio(program, jobs, directory=None, timeout=None, cleanup=True, warn=None):
@@ -181,13 +176,11 @@ def run_fio(program, jobs, directory=None, timeout=None, cleanup=True, warn=None
             remove_leftovers(jobs, directory, warn=warn)
     if not re.search(r"^\{", result.stdout, re.MULTILINE):
         if result.rc != 0:
-            raise ToolFailed(fio.TOOL, "exited with rc %s: %s" % (result.rc, _first_message(result.stderr, result.stdout)),
-                             cmd=result.argv, rc=result.rc, stdout=clip(result.stdout), stderr=clip(result.stderr))
+            raise tool_failed(result, fio.TOOL, "exited with rc %s: %s" % (result.rc, _first_message(result.stderr, result.stdout)))
     try:
         facts = fio.parse_json(result.stdout, warn=warn)
     except ParseError as exc:
-        exc.cmd, exc.rc, exc.stdout, exc.stderr = result.argv, result.rc, clip(result.stdout), clip(result.stderr)
-        raise
+        raise attach(exc, result)
     _errors, stderr_messages = fio.parse_errors(result.stderr)
     facts["messages"] += [line[len("fio:"):].strip() for line in stderr_messages]
     if result.rc != 0 and not any(job["errors"] for job in facts["jobs"].values()):
@@ -196,24 +189,21 @@ def run_fio(program, jobs, directory=None, timeout=None, cleanup=True, warn=None
             job["errors"].append(reason)
     missing = [job["name"] for job in jobs if job["name"] not in facts["jobs"]]
     if missing:
-        raise ParseError(fio.TOOL, "no result for job(s) %s in fio's report" % ", ".join(missing), cmd=result.argv,
-                         rc=result.rc, stdout=clip(result.stdout), stderr=clip(result.stderr))
+        raise tool_failed(result, fio.TOOL, "no result for job(s) %s in fio's report" % ", ".join(missing), error=ParseError)
     facts.update({"directory": directory, "cmd": result.argv, "rc": result.rc})
     return facts
 
 
 def collect_storage(module):
-    params = module.params
-    if params["timeout"] is not None and params["timeout"] <= 0:
-        module.fail_json(msg="timeout must be a positive number of seconds, got %s" % params["timeout"])
+    params = module.params  # a timeout <= 0 is refused by run_module
     try:
         jobs = normalize_jobs(params["jobs"])
     except ValueError as exc:
-        module.fail_json(msg=str(exc))
+        raise OptionError("jobs", str(exc))
     directory = params["directory"]
     if directory and not os.path.isdir(directory):
-        module.fail_json(msg="directory %s does not exist on the node (create it, or point fio at the storage under "
-                             "test)" % directory)
+        raise OptionError("directory", "directory %s does not exist on the node (create it, or point fio at the storage "
+                                       "under test)" % directory)
     facts = run_fio(params["fio_path"], jobs, directory=directory, timeout=params["timeout"], cleanup=params["cleanup"],
                     warn=module.warn)
     return {"storage": facts}

@@ -22,16 +22,20 @@ on stdout BEFORE the JSON document, and exits with rc 1; the job's ``error`` fie
 
 from __future__ import annotations
 
-import json
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import finite, is_ascii_digits, load_json
 
 TOOL = "fio"
 DIRECTIONS = ("read", "write", "trim")
 # fio's percentile keys for the percentiles the facts keep.
 PERCENTILES = (("p50", "50.000000"), ("p99", "99.000000"), ("p999", "99.900000"))
 _KIB_PER_MIB = 1024.0
+# Beyond any storage a node has (an exabyte per second, ten billion IOPS): such a reading is damage, not a result.
+ABSURD = {"bw": 1e12, "iops": 1e10, "io_bytes": 1e21, "total_ios": 1e18, "runtime": 1e12}
+# A latency in microseconds above about a month is no measurement.
+ABSURD_LATENCY_US = 3e12
 
 # fio: pid=19884, err=28/file:io_u.c:1876, func=io_u error, error=No space left on device
 _JOB_ERROR = re.compile(r"^fio: pid=(?P<pid>\d+), err=(?P<err>-?\d+)/(?P<where>\S+), func=(?P<func>[^,]*), "
@@ -102,12 +106,23 @@ def split_output(text):
 
 
 def _number(section, key, where):
+    """A measured quantity: None when absent; ParseError when it is not a finite number, negative or absurd."""
     value = section.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParseError(TOOL, "%s.%s is not a number: %r" % (where, key, value))
+    if finite(value) is None:
+        raise ParseError(TOOL, "%s.%s is not a number: %s" % (where, key, repr(value)[:80]))
+    if value < 0 or value > ABSURD.get(key, float("inf")):
+        raise ParseError(TOOL, "%s.%s is %s, not a possible reading" % (where, key, repr(value)[:80]))
     return value
+
+
+def _latency_us(value, scale):
+    """A latency value in microseconds, None when it is not a finite, non-negative, possible number."""
+    value = finite(value)
+    if value is None or value < 0 or value / scale > ABSURD_LATENCY_US:
+        return None
+    return round(value / scale, 3)
 
 
 def _percentiles(section, scale):
@@ -115,10 +130,13 @@ def _percentiles(section, scale):
     table = section.get("percentile") if isinstance(section, dict) else None
     result = {}
     for name, key in PERCENTILES:
-        value = table.get(key) if isinstance(table, dict) else None
-        result[name] = round(value / scale, 3) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-            else None
+        result[name] = _latency_us(table.get(key), scale) if isinstance(table, dict) else None
     return result
+
+
+def _mean(section, scale):
+    samples = section.get("N", 1)
+    return _latency_us(section.get("mean"), scale) if samples else None
 
 
 def _latency(direction):
@@ -127,15 +145,11 @@ def _latency(direction):
     for key, scale in (("lat_ns", 1000.0), ("clat_ns", 1000.0), ("lat", 1.0), ("clat", 1.0)):
         section = direction.get(key)
         if isinstance(section, dict) and isinstance(section.get("percentile"), dict):
-            mean = section.get("mean")
-            mean_us = round(mean / scale, 3) if isinstance(mean, (int, float)) and section.get("N", 1) else None
-            return _percentiles(section, scale), mean_us, key
+            return _percentiles(section, scale), _mean(section, scale), key
     for key, scale in (("lat_ns", 1000.0), ("clat_ns", 1000.0), ("lat", 1.0), ("clat", 1.0)):
         section = direction.get(key)
         if isinstance(section, dict):
-            mean = section.get("mean")
-            mean_us = round(mean / scale, 3) if isinstance(mean, (int, float)) and section.get("N", 1) else None
-            return dict((name, None) for name, _key in PERCENTILES), mean_us, key
+            return dict((name, None) for name, _key in PERCENTILES), _mean(section, scale), key
     return dict((name, None) for name, _key in PERCENTILES), None, None
 
 
@@ -175,7 +189,7 @@ def _job(raw, position, errors_by_pid, global_options):
             directions[key] = _direction(raw[key], "%s.%s" % (where, key))
     if not directions:
         raise ParseError(TOOL, "%s (%s) has no read, write or trim section" % (where, name))
-    active = [key for key in DIRECTIONS if key in directions and (directions[key]["total_ios"] or 0) > 0]
+    active = [key for key in DIRECTIONS if key in directions and _did_io(directions[key])]
     code = raw.get("error")
     if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
         raise ParseError(TOOL, "%s.error is not an errno: %r" % (where, code))
@@ -188,8 +202,8 @@ def _job(raw, position, errors_by_pid, global_options):
             if value is not None and (lat[pct] is None or value > lat[pct]):
                 lat[pct] = value
     return name, {
-        "rw": options.get("rw"),
-        "bs": options.get("bs"),
+        "rw": _text_option(options.get("rw")),
+        "bs": _text_option(options.get("bs")),
         "iodepth": _int_option(options.get("iodepth")),
         "numjobs": _int_option(options.get("numjobs")),
         "bw_mib": round(sum(directions[key]["bw_mib"] for key in directions), 3),
@@ -197,18 +211,38 @@ def _job(raw, position, errors_by_pid, global_options):
         "lat_us": lat,
         "active": active,
         "directions": dict((key, directions[key]) for key in active),
-        "runtime_ms": raw.get("job_runtime") if raw.get("job_runtime") is not None else
-        max([directions[key]["runtime_ms"] or 0 for key in directions]),
+        "runtime_ms": _job_runtime(raw, directions, where),
         "error": code or 0,
         "errors": errors,
     }
 
 
+def _did_io(direction):
+    """Whether a direction did any I/O: its ``total_ios`` (fio 2.2+ and 3.x), or, where fio did not print that
+    (fio 2.1), its ``io_bytes``."""
+    if direction["total_ios"] is not None:
+        return direction["total_ios"] > 0
+    return (direction["io_bytes"] or 0) > 0
+
+
 def _int_option(value):
-    """fio prints job options as strings ("16"); numbers are returned as int, anything else as printed."""
-    if isinstance(value, str) and value.isdigit():
+    """fio prints job options as strings ("16"); numbers are returned as int, anything else as printed (a string),
+    or None for a value of another JSON type."""
+    if is_ascii_digits(value):
         return int(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
     return value
+
+
+def _text_option(value):
+    return value if isinstance(value, str) else None
+
+
+def _job_runtime(raw, directions, where):
+    if raw.get("job_runtime") is not None:
+        return _number(raw, "job_runtime", where)
+    return max([directions[key]["runtime_ms"] or 0 for key in directions])
 
 
 def _errno_text(code, errors_by_pid):
@@ -225,10 +259,7 @@ def parse_json(text, warn=None):
     printed before the document. Raises ParseError naming what is wrong.
     """
     prefix, document = split_output(text)
-    try:
-        data = json.loads(document)
-    except ValueError as exc:
-        raise ParseError(TOOL, "the JSON document cannot be read: %s" % exc)
+    data = load_json(document, TOOL, "the JSON document cannot be read: %s")
     if not isinstance(data, dict):
         raise ParseError(TOOL, "the JSON document is not an object")
     jobs = data.get("jobs")
@@ -262,12 +293,14 @@ def parse_json(text, warn=None):
         if line and not line.startswith("fio:") and warn is not None:
             warn("fio printed an unexpected line before its JSON output: %r (please report)" % line[:120])
     disk_util = []
-    for item in data.get("disk_util") or []:
-        if isinstance(item, dict) and item.get("name"):
-            util = item.get("util")
-            disk_util.append({"name": item["name"], "util_pct": round(util, 2) if isinstance(util, (int, float)) else None})
+    for item in data.get("disk_util") if isinstance(data.get("disk_util"), list) else []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
+            util = finite(item.get("util"))
+            disk_util.append({"name": item["name"],
+                              "util_pct": round(util, 2) if util is not None and 0 <= util <= 100 else None})
+    version = data.get("fio version")
     return {
-        "fio_version": data.get("fio version"),
+        "fio_version": version if isinstance(version, str) else None,
         "jobs": result,
         "job_order": order,
         "disk_util": disk_util,

@@ -42,13 +42,15 @@ def vendor_words(root, systems):
     """Lower-case names a service uses for its maker: root ``Vendor``, ``Product``, ``Oem`` keys, and each
     system's ``Manufacturer``."""
     words = set()
-    for value in ((root or {}).get("Vendor"), (root or {}).get("Product")):
-        if value:
-            words.add(str(value).strip().lower())
-    words.update(str(key).lower() for key in ((root or {}).get("Oem") or {}))
+    root = root if isinstance(root, dict) else {}
+    for value in (root.get("Vendor"), root.get("Product")):
+        if isinstance(value, str) and value.strip():
+            words.add(value.strip().lower())
+    oem = root.get("Oem")
+    words.update(str(key).lower() for key in (oem if isinstance(oem, dict) else {}))
     for system in systems or []:
-        if system.get("Manufacturer"):
-            words.add(str(system["Manufacturer"]).strip().lower())
+        if isinstance(system, dict) and isinstance(system.get("Manufacturer"), str) and system["Manufacturer"].strip():
+            words.add(system["Manufacturer"].strip().lower())
     return words
 
 
@@ -89,7 +91,7 @@ class GenericAdapter(object):
 
     def processor_systems(self, systems, primary):
         """The systems whose Processors are read (GPUs are the processors of type GPU among them)."""
-        return [primary]
+        return [primary] if primary is not None else []
 
     def gpu_pcie_devices(self, service):
         """PCIe devices to report as GPUs when no processor is a GPU."""

@@ -27,7 +27,7 @@ client, NVIDIA/libredfish (MIT), ``src/nvidia_gbx00.rs`` and ``src/nvidia_viking
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError
-from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import recordable
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import recordable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import link, resource_id
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter, any_word, under, vendor_words
 
@@ -51,11 +51,14 @@ class NvidiaAdapter(GenericAdapter):
         return any_word(words, "nvidia") or any(_is_baseboard(system) for system in systems or [])
 
     def primary_system(self, systems):
+        """The host system; None when only the HGX baseboard could be read (the baseboard is not the host: the
+        facts then come from the baseboard's GPUs and the Chassis side)."""
         hosts = [system for system in systems if not _is_baseboard(system)]
-        return hosts[0] if hosts else GenericAdapter.primary_system(self, systems)
+        return hosts[0] if hosts else None
 
     def processor_systems(self, systems, primary):
-        return [primary] + [system for system in systems if _is_baseboard(system) and system is not primary]
+        return ([primary] if primary is not None else []) + [
+            system for system in systems if _is_baseboard(system) and system is not primary]
 
     def gpu_pcie_devices(self, service):
         devices = []

@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, SelectionError, select_families
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import preflight, preflight_check
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
+
+ARGUMENT_SPEC = dict(
+    scope=dict(type="str", required=True, choices=["run", "host"]),
+    kind=dict(type="str", required=True, choices=sorted(RUN_FAMILIES)),
+    variables=dict(type="dict", default={}),
+    run_tags=dict(type="list", elements="str", default=[]),
+    skip_tags=dict(type="list", elements="str", default=[]),
+    site=dict(type="bool", default=False),
+    families=dict(type="list", elements="str"),
+    profiles_dir=dict(type="path"),
+)
+
+
+class ActionModule(ActionBase):
+    """Validate a run's family selection (scope run) or one node's inventory inputs (scope host) on the controller."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        variables = dict((key, value) for key, value in args["variables"].items() if value is not None)
+        if args["scope"] == "run":
+            try:
+                selection = select_families(args["kind"], args["run_tags"], args["skip_tags"], variables,
+                                            site=args["site"])
+            except SelectionError as exc:
+                raise AnsibleActionFail("zhisuan.ops.preflight: %s" % exc)
+            result.update(changed=False, **selection)
+            return result
+        try:
+            profiles = load_profiles(args["profiles_dir"])
+        except ValueError as exc:
+            raise AnsibleActionFail("zhisuan.ops.preflight: %s" % exc)
+        host = task_vars.get("inventory_hostname", "unknown")
+        found = preflight(args["kind"], variables, profiles)
+        run_families = args["families"] if args["families"] is not None else list(RUN_FAMILIES[args["kind"]])
+        result.update(
+            changed=False,
+            ok=not found["problems"],
+            problems=found["problems"],
+            checks=[preflight_check(host, found["problems"])] if found["problems"] else [],
+            profile=found["profile"],
+            families=run_families,
+        )
+        return result

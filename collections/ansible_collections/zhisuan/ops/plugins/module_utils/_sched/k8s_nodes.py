@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""The GPU platform of a Kubernetes cluster, read: pure parsers of ``kubectl get nodes -o json`` and
+``kubectl get pods --all-namespaces -o json``, and the collector (k8s_node_info) that runs the two through the seam.
+
+A node becomes::
+
+    {name, ready (True/False/None), ready_reason, ready_message, conditions: {MemoryPressure: bool, ...},
+     unschedulable, drain_reason (our annotation), taints: [{key, value, effect}], gpu_capacity, gpu_allocatable,
+     gfd: {product, driver, cuda, count, present}, kubelet_version}
+
+and a pod of the GPU platform (the GPU operator, device plugin, dcgm-exporter, feature discovery, the network
+operator)::
+
+    {namespace, name, node, component, phase, status (what ``kubectl get pods`` prints: Running, CrashLoopBackOff,
+     Init:Error, Init:CrashLoopBackOff, Pending...), ready, restarts, containers: [{name, init, ready, restarts, state,
+     reason, exit_code, last_reason, last_exit_code, last_finished}]}
+"""
+
+from __future__ import annotations
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none, to_int
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.k8s import ANNOTATION
+
+GPU_RESOURCE = "nvidia.com/gpu"
+PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
+# component <- the DaemonSet (or pod) name it starts with; first match wins (longest prefixes first)
+COMPONENTS = (
+    ("nvidia-device-plugin", "device_plugin"), ("nvidia-dcgm-exporter", "dcgm_exporter"),
+    ("dcgm-exporter", "dcgm_exporter"), ("gpu-feature-discovery", "feature_discovery"),
+    ("nvidia-driver-daemonset", "driver"), ("nvidia-container-toolkit", "container_toolkit"),
+    ("nvidia-operator-validator", "validator"), ("nvidia-mig-manager", "mig_manager"), ("nvidia-dcgm", "dcgm"),
+    ("gpu-operator", "gpu_operator"), ("mofed", "network_operator"), ("network-operator", "network_operator"),
+    ("rdma-shared-dp", "network_operator"), ("sriov-device-plugin", "network_operator"),
+    ("nv-ipam", "network_operator"), ("nic-feature-discovery", "network_operator"),
+)
+
+
+def _map(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
+def _load_list(text, what):
+    doc = load_json(text, "kubectl", "'" + what + "' output is not JSON: %s")
+    if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
+        raise ParseError("kubectl", "'%s' output has no 'items' list" % what)
+    return doc["items"]
+
+
+def quantity(value):
+    """A resource quantity as the API writes an extended resource (``"8"``) -> int; None when absent or not a
+    whole non-negative number."""
+    if value is None:
+        return None
+    number = to_int(str(value)) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    return number if number is not None and number >= 0 else None
+
+
+def _gfd(labels):
+    def label(*keys):
+        for key in keys:
+            if text_or_none(labels.get(key)):
+                return labels[key]
+        return None
+    driver = label("nvidia.com/cuda.driver-version.full")
+    if driver is None and label("nvidia.com/cuda.driver.major"):
+        driver = ".".join(part for part in (labels.get("nvidia.com/cuda.driver.major"), labels.get("nvidia.com/cuda.driver.minor"),
+                                            labels.get("nvidia.com/cuda.driver.rev")) if text_or_none(part))
+    cuda = label("nvidia.com/cuda.runtime-version.full")
+    if cuda is None and label("nvidia.com/cuda.runtime.major"):
+        cuda = ".".join(part for part in (labels.get("nvidia.com/cuda.runtime.major"), labels.get("nvidia.com/cuda.runtime.minor"))
+                        if text_or_none(part))
+    return {"product": label("nvidia.com/gpu.product"), "driver": driver, "cuda": cuda,
+            "count": quantity(labels.get("nvidia.com/gpu.count")), "present": labels.get("nvidia.com/gpu.present") == "true"}
+
+
+def node_of(item):
+    """One item of a NodeList -> the node dict (see the module doc)."""
+    if not isinstance(item, dict):
+        raise ParseError("kubectl", "an item of 'kubectl get nodes -o json' is not an object: %s" % repr(item)[:120])
+    meta, spec, status = _map(item.get("metadata")), _map(item.get("spec")), _map(item.get("status"))
+    name = text_or_none(meta.get("name"))
+    if not name:
+        raise ParseError("kubectl", "a Node without metadata.name in 'kubectl get nodes -o json'")
+    ready, reason, message = None, None, None
+    conditions = {}
+    for cond in _list(status.get("conditions")):
+        if not isinstance(cond, dict):
+            continue
+        if cond.get("type") == "Ready":
+            ready = {"True": True, "False": False}.get(cond.get("status"))
+            reason, message = text_or_none(cond.get("reason")), text_or_none(cond.get("message"))
+        elif cond.get("type") in PRESSURES:
+            conditions[cond["type"]] = cond.get("status") == "True"
+    taints = [{"key": text_or_none(t.get("key")), "value": text_or_none(t.get("value")), "effect": text_or_none(t.get("effect"))}
+              for t in _list(spec.get("taints")) if isinstance(t, dict)]
+    labels = dict((k, v) for k, v in _map(meta.get("labels")).items() if isinstance(v, str))
+    annotations = _map(meta.get("annotations"))
+    return {"name": name, "ready": ready, "ready_reason": reason, "ready_message": message, "conditions": conditions,
+            "unschedulable": spec.get("unschedulable") is True, "drain_reason": text_or_none(annotations.get(ANNOTATION)),
+            "taints": taints, "gpu_capacity": quantity(_map(status.get("capacity")).get(GPU_RESOURCE)),
+            "gpu_allocatable": quantity(_map(status.get("allocatable")).get(GPU_RESOURCE)), "gfd": _gfd(labels),
+            "kubelet_version": text_or_none(_map(status.get("nodeInfo")).get("kubeletVersion"))}
+
+
+def parse_nodes(text):
+    """``kubectl get nodes -o json`` -> {name: node}."""
+    nodes = {}
+    for item in _load_list(text, "kubectl get nodes -o json"):
+        node = node_of(item)
+        nodes[node["name"]] = node
+    return nodes
+
+
+def component_of(name, owner=None):
+    """The GPU platform component a pod belongs to (by its DaemonSet's, else its own name), or None."""
+    for candidate in (owner, name):
+        if not isinstance(candidate, str):
+            continue
+        for prefix, component in COMPONENTS:
+            if candidate.startswith(prefix):
+                return component
+    return None
+
+
+def _container(status, init):
+    state = _map(status.get("state"))
+    last = _map(status.get("lastState"))
+    kind = next((key for key in ("running", "waiting", "terminated") if key in state), None)
+    now = _map(state.get(kind)) if kind else {}
+    term = _map(last.get("terminated"))
+    return {"name": text_or_none(status.get("name")), "init": init, "ready": status.get("ready") is True,
+            "restarts": quantity(status.get("restartCount")) or 0, "state": kind,
+            "reason": text_or_none(now.get("reason")), "exit_code": now.get("exitCode") if isinstance(now.get("exitCode"), int) else None,
+            "last_reason": text_or_none(term.get("reason")),
+            "last_exit_code": term.get("exitCode") if isinstance(term.get("exitCode"), int) else None,
+            "last_finished": text_or_none(term.get("finishedAt"))}
+
+
+def _status_text(phase, inits, mains):
+    """What ``kubectl get pods`` prints in STATUS for the pod (the init containers first)."""
+    for index, cont in enumerate(inits):
+        if cont["state"] == "terminated" and cont["exit_code"] == 0:
+            continue
+        if cont["state"] == "terminated":
+            return "Init:" + (cont["reason"] or "ExitCode:%s" % cont["exit_code"])
+        if cont["state"] == "waiting" and cont["reason"] and cont["reason"] != "PodInitializing":
+            return "Init:" + cont["reason"]
+        return "Init:%d/%d" % (index, len(inits))
+    for cont in mains:
+        if cont["state"] == "waiting" and cont["reason"]:
+            return cont["reason"]
+        if cont["state"] == "terminated" and cont["reason"]:
+            return cont["reason"]
+    return phase or "Unknown"
+
+
+def pod_of(item):
+    """One item of a PodList -> the pod dict, or None when it is not part of the GPU platform."""
+    if not isinstance(item, dict):
+        raise ParseError("kubectl", "an item of 'kubectl get pods -o json' is not an object: %s" % repr(item)[:120])
+    meta, spec, status = _map(item.get("metadata")), _map(item.get("spec")), _map(item.get("status"))
+    owner = next((ref.get("name") for ref in _list(meta.get("ownerReferences")) if isinstance(ref, dict)), None)
+    component = component_of(text_or_none(meta.get("name")), owner)
+    if component is None:
+        return None
+    inits = [_container(s, True) for s in _list(status.get("initContainerStatuses")) if isinstance(s, dict)]
+    mains = [_container(s, False) for s in _list(status.get("containerStatuses")) if isinstance(s, dict)]
+    phase = text_or_none(status.get("phase"))
+    return {"namespace": text_or_none(meta.get("namespace")) or "default", "name": text_or_none(meta.get("name")),
+            "node": text_or_none(spec.get("nodeName")), "component": component, "owner": owner, "phase": phase,
+            "status": _status_text(phase, inits, mains), "ready": bool(mains) and all(c["ready"] for c in mains),
+            "restarts": sum(c["restarts"] for c in inits + mains), "containers": inits + mains}
+
+
+def parse_pods(text):
+    """``kubectl get pods --all-namespaces -o json`` -> the GPU platform's pods (others are left out)."""
+    return [pod for pod in (pod_of(item) for item in _load_list(text, "kubectl get pods -o json")) if pod]
+
+
+def collect(kubectl="kubectl", kubeconfig=None, context=None, timeout=60):
+    """Run the two reads through the seam; return ``{nodes, pods, context}``."""
+    base = [kubectl] + (["--kubeconfig", kubeconfig] if kubeconfig else []) + (["--context", context] if context else [])
+    nodes = parse_nodes(run(base + ["get", "nodes", "-o", "json"], timeout=timeout, tool="kubectl").stdout)
+    pods = parse_pods(run(base + ["get", "pods", "--all-namespaces", "-o", "json"], timeout=timeout, tool="kubectl").stdout)
+    return {"nodes": nodes, "pods": pods, "context": context}
+
+
+def collect_k8s_facts(module):
+    """The runner of zhisuan.ops.k8s_node_info."""
+    params = module.params
+    return {"k8s": collect(params["kubectl_path"], params.get("kubeconfig"), params.get("context"), params["timeout"])}

@@ -1,0 +1,129 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gpu_bandwidth
+short_description: Measure host-to-device and device-to-device bandwidth of a node's GPUs with NVIDIA nvbandwidth
+version_added: 0.1.0
+author:
+  - zhisuan.ops contributors (@zhisuan-ops)
+description:
+  - Runs NVIDIA C(nvbandwidth) once with the testcases of O(testcases) and returns every bandwidth matrix it prints
+    (GB/s), for the C(zhisuan.ops.judge) rules on the controller (checks C(gpu.bandwidth.h2d), C(gpu.bandwidth.d2h),
+    C(gpu.bandwidth.p2p) against the model profile's C(h2d_bw_floor_gbs) and C(p2p_bw_floor_gbs)). It collects facts
+    only; it never decides pass or fail.
+  - With O(src) it reads a saved nvbandwidth output instead of running anything.
+  - The copies load the PCIe links and NVLinks for seconds to minutes; run it on a node without jobs.
+extends_documentation_fragment:
+  - zhisuan.ops._attributes
+  - zhisuan.ops._attributes.info_module
+  - zhisuan.ops._attributes.actiongroup_gpu
+options:
+  nvbandwidth_path:
+    description:
+      - The C(nvbandwidth) program, a name looked up in PATH or an absolute path.
+      - The roles pass C(zhisuan_tools.nvbandwidth) here.
+    type: str
+    default: nvbandwidth
+  testcases:
+    description:
+      - nvbandwidth testcases to run (its C(-t) option, once per testcase).
+      - Defaults to C(host_to_device_memcpy_ce), C(device_to_host_memcpy_ce) and C(device_to_device_memcpy_read_ce),
+        the three the rules judge (as AzNHC's C(check_gpu_bw) does).
+    type: list
+    elements: str
+  src:
+    description:
+      - Path, on the node, of a saved nvbandwidth text output to read instead of running O(nvbandwidth_path).
+    type: path
+  timeout:
+    description:
+      - Seconds nvbandwidth may run. On expiry its whole process group is killed and the task fails with
+        C(error_kind=timed_out); the roles record that as a check with status C(error).
+    type: int
+    default: 900
+notes:
+  - Programs run with C(LANG=C) and C(LC_ALL=C), without a shell.
+  - On failure the task returns C(error_kind) (C(not_found), C(timed_out), C(failed) or C(unparsable)), C(tool) and
+    C(msg); for a program that ran, also C(cmd), C(rc), C(stdout) and C(stderr).
+seealso:
+  - name: nvbandwidth
+    description: NVIDIA's bandwidth measurement tool for GPUs.
+    link: https://github.com/NVIDIA/nvbandwidth
+"""
+
+EXAMPLES = r"""
+- name: Measure host<->device and device<->device bandwidth
+  zhisuan.ops.gpu_bandwidth:
+    nvbandwidth_path: "{{ zhisuan_tools.nvbandwidth | default('nvbandwidth') }}"
+  register: bandwidth
+
+- name: Judge it against the model profile
+  zhisuan.ops.judge:
+    family: gpu_bandwidth
+    collected: "{{ bandwidth }}"
+
+- name: Read a saved nvbandwidth output
+  zhisuan.ops.gpu_bandwidth:
+    src: /var/tmp/nvbandwidth.txt
+  register: bandwidth
+"""
+
+RETURN = r"""
+bandwidth:
+  description: What nvbandwidth printed. The field list is in the collection's C(docs/gpu-facts.md).
+  returned: success
+  type: dict
+  contains:
+    version:
+      description: nvbandwidth version as printed.
+      type: str
+      sample: v0.2
+    driver_version:
+      description: NVIDIA driver version as printed.
+      type: str
+      sample: 525.105.17
+    devices:
+      description: The CUDA devices (C(index), C(name), C(bus_id) when printed).
+      type: list
+      elements: dict
+    testcases:
+      description: >-
+        Per testcase name: C(description) (the matrix title), C(columns) (GPU indices), C(matrix) (C(row), C(values)
+        in GB/s, V(null) for N/A) and C(sum).
+      type: dict
+    waived:
+      description: Number of testcases nvbandwidth waived (not runnable on this system).
+      type: int
+    unparsed:
+      description: Lines that are no part of a known block (at most 50).
+      type: list
+      elements: str
+    cmd:
+      description: The command run, V(null) with O(src).
+      type: list
+      elements: str
+"""
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import collect_bandwidth
+
+
+def main():
+    argument_spec = dict(
+        nvbandwidth_path=dict(type="str", default="nvbandwidth"),
+        testcases=dict(type="list", elements="str"),
+        src=dict(type="path"),
+        timeout=dict(type="int", default=900),
+    )
+    run_module(argument_spec, collect_bandwidth)
+
+
+if __name__ == "__main__":
+    main()

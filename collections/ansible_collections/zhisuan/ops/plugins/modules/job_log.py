@@ -1,0 +1,150 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: job_log
+short_description: A training job's state, nodes and log, read into failure events
+version_added: 0.1.0
+author:
+  - zhisuan.ops contributors (@zhisuan-ops)
+description:
+  - "Slurm: C(scontrol -o show job <id>) gives the state, the nodes and the output file (C(StdOut=)); the end of that
+    file is read where the task runs (it must see the job's file system) and its modification time is the time of
+    the last log line. With O(jobcomp_path) the job's attempts are read from the C(jobcomp/filetxt) completion log."
+  - "Kubernetes: the pods labelled C(job-name=<id>) in O(namespace) and their logs (C(kubectl logs --all-containers
+    --timestamps))."
+  - The log is read into events - NCCL watchdog timeouts (ranks, operation, timeout), C(NCCL WARN) lines and NCCL
+    errors with their class (system, internal, remote, cuda, usage), InfiniBand work completion errors with their
+    status and peer, CUDA errors, uncorrectable ECC errors, CUDA out of memory - with the ranks and hosts they name,
+    and the seconds since the last line (a running job silent for long hangs).
+  - It collects facts only; the C(job) rules (filter P(zhisuan.ops.platform_checks#filter)) judge them.
+extends_documentation_fragment:
+  - zhisuan.ops._tool
+  - zhisuan.ops._attributes
+  - zhisuan.ops._attributes.info_module
+options:
+  job:
+    description: The job id (Slurm) or the Job's name (Kubernetes, label C(job-name)).
+    type: str
+    required: true
+  scheduler:
+    description: Which scheduler runs the job.
+    type: str
+    choices: [slurm, kubernetes]
+    default: slurm
+  scontrol_path:
+    description: The C(scontrol) program (Slurm).
+    type: str
+    default: scontrol
+  jobcomp_path:
+    description: The C(JobCompLoc) file of C(JobCompType=jobcomp/filetxt) (Slurm), for the job's attempts.
+    type: path
+  log_path:
+    description:
+      - The job's output file, read instead of the C(StdOut=) slurmctld gives (Slurm). Needed for a job slurmctld has
+        forgotten (its record is purged C(MinJobAge) seconds after the end, 300 by default); the job's state and
+        nodes then come from the completion log (O(jobcomp_path)).
+    type: path
+  kubectl_path:
+    description: The C(kubectl) program (Kubernetes).
+    type: str
+    default: kubectl
+  kubeconfig:
+    description: The kubeconfig file (Kubernetes).
+    type: path
+  context:
+    description: The kubeconfig context (Kubernetes).
+    type: str
+  namespace:
+    description: The Job's namespace (Kubernetes).
+    type: str
+    default: default
+  max_bytes:
+    description: How much of the end of the log to read (Slurm).
+    type: int
+    default: 16777216
+"""
+
+EXAMPLES = r"""
+- name: Read job 4127's log
+  zhisuan.ops.job_log:
+    job: "4127"
+    scontrol_path: "{{ zhisuan_tools.scontrol | default('scontrol') }}"
+  delegate_to: localhost
+  run_once: true
+  register: job
+"""
+
+RETURN = r"""
+job:
+  description: The job and its log's events.
+  returned: success
+  type: dict
+  contains:
+    id:
+      description: The job id.
+      type: str
+    state:
+      description: The scheduler's state (RUNNING, FAILED, PENDING...).
+      type: str
+    nodes:
+      description: The job's nodes as the scheduler names them.
+      type: list
+      elements: str
+    events:
+      description: One record per failure line - C(kind) (nccl_timeout, nccl_warn, nccl_error, ib_completion, cuda_error,
+        ecc, xid, oom), C(line), C(text), and what the line names (C(rank), C(host), C(peer), C(status),
+        C(status_name), C(error_class), C(op), C(timeout_ms), C(ran_ms)).
+      type: list
+      elements: dict
+    ranks:
+      description: Ranks the events name.
+      type: list
+      elements: int
+    hosts:
+      description: Hosts the NCCL lines name.
+      type: list
+      elements: str
+    peers:
+      description: Peer addresses the NCCL lines name.
+      type: list
+      elements: str
+    silent_s:
+      description: Seconds since the last log line.
+      type: float
+    running:
+      description: Whether the job runs now.
+      type: bool
+    attempts:
+      description: The job's completion records (Slurm with O(jobcomp_path)).
+      type: list
+      elements: dict
+"""
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.job_collect import MAX_BYTES, collect_job_facts
+
+
+def main():
+    run_module(dict(
+        job=dict(type="str", required=True),
+        scheduler=dict(type="str", default="slurm", choices=["slurm", "kubernetes"]),
+        scontrol_path=dict(type="str", default="scontrol"),
+        jobcomp_path=dict(type="path"),
+        log_path=dict(type="path"),
+        kubectl_path=dict(type="str", default="kubectl"),
+        kubeconfig=dict(type="path"),
+        context=dict(type="str"),
+        namespace=dict(type="str", default="default"),
+        max_bytes=dict(type="int", default=MAX_BYTES),
+    ), collect_job_facts)
+
+
+if __name__ == "__main__":
+    main()

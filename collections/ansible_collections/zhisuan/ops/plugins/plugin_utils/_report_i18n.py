@@ -1,0 +1,261 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this plugin_utils file is not part of the collection's public API and may change without notice.
+
+"""The report's languages: standard gettext catalogs shipped in the collection (``data/locale/<lang>/LC_MESSAGES/
+report.mo``, compiled from ``report.po``; Babel extracts the messages, see docs/report.md). English is the source
+language and needs no catalog."""
+
+from __future__ import annotations
+
+import gettext
+import os
+import re
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
+
+LOCALE_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "data",
+                                           "locale"))
+DOMAIN = "report"
+LANGUAGES = ("en", "zh_CN")
+_CACHE = {}
+
+
+def translations(language="en"):
+    """The gettext translations of ``language`` (``en``: the identity); ReportError for a language without a
+    catalog."""
+    language = language or "en"
+    if language not in LANGUAGES:
+        raise ReportError("zhisuan.ops.report: report_language %s is not supported; choose from %s"
+                          % (language, ", ".join(LANGUAGES)))
+    if language == "en":
+        return gettext.NullTranslations()
+    if language not in _CACHE:
+        path = os.path.join(LOCALE_DIR, language, "LC_MESSAGES", DOMAIN + ".mo")
+        try:
+            with open(path, "rb") as handle:
+                _CACHE[language] = gettext.GNUTranslations(handle)
+        except (OSError, ValueError) as exc:
+            raise ReportError("zhisuan.ops.report: cannot read the %s catalog %s: %s" % (language, path, exc))
+    return _CACHE[language]
+
+
+def N_(text):
+    """Marks a text for extraction (Babel keyword N_); translated where it is shown."""
+    return text
+
+
+def NP_(dummy_context, text):
+    """Marks a text with its context for extraction (Babel keyword NP_:1c,2); translated with pgettext."""
+    return text
+
+
+def NN_(one, many):
+    """Marks a singular and plural pair for extraction (Babel keyword NN_:1,2); translated with ngettext."""
+    return one, many
+
+
+KIND_NAMES = {"delivery": N_("delivery"), "burnin": N_("burn-in"), "acceptance": N_("acceptance"),
+              "diagnose": N_("diagnosis"), "remediate": N_("remediation"), "inspect": N_("inspection")}
+STATUS_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL"), "error": N_("ERROR"), "skip": N_("SKIP"),
+                "unreachable": N_("UNREACHABLE"), "none": N_("NONE")}
+GRADE_WORDS = {"pass": NP_("grade", "PASS"), "conditional": NP_("grade", "CONDITIONAL"), "fail": NP_("grade", "FAIL")}
+VERDICT_TEXTS = (N_("ACCEPTED"), N_("NOT ACCEPTED"), N_("ACCEPTED WITH CONDITIONS"))
+# The family names are the family codes in English (as the check ids spell them); other languages name them.
+FAMILY_NAMES = {"bmc": N_("bmc"), "baseline": N_("baseline"), "tuning": N_("tuning"), "gpu": N_("gpu"), "xid": N_("xid"),
+                "dcgm": N_("dcgm"), "burn": N_("burn"), "cabling": N_("cabling"), "nic": N_("nic"), "rdma": N_("rdma"),
+                "nccl": N_("nccl"), "storage": N_("storage"), "host": N_("host"), "run": N_("run"), "verify": N_("verify")}
+REMEDY_NAMES = {"none": N_("no action"), "monitor": N_("monitor"), "restart_app": N_("restart the application"),
+                "reset_gpu": N_("reset the GPU"), "reboot": N_("reboot the node"), "power_cycle": N_("power-cycle the node"),
+                "drain": N_("drain the node"), "reseat": N_("reseat the part"), "check_cable": N_("check the cable"),
+                "clean_optic": N_("clean the optic"), "replace_part": N_("replace the part"), "rma": N_("return for repair (RMA)"),
+                "update_firmware": N_("update the firmware"), "tune": N_("tune"), "investigate": N_("investigate")}
+# The families whose check messages are translated by check id (the rest stay in English, with their check id).
+TRANSLATED_FAMILIES = ("gpu", "xid", "nic", "rdma", "nccl", "bmc")
+CHECK_TEMPLATES = {"pass": N_("{component}: {subject} OK (observed {observed}, expected {expected})"),
+                   "warn": N_("{component}: {subject} needs attention (observed {observed}, expected {expected})"),
+                   "fail": N_("{component}: {subject} failed (observed {observed}, expected {expected})"),
+                   "error": N_("{component}: {subject} could not be checked: {message}"),
+                   "skip": N_("{component}: {subject} does not apply here")}
+# The subject of each translated check id, looked up as check:<id>, check:<family>.<subject> (ids with a variable
+# part: rdma.pair.<a>.<b>) or check:<family>.<last word> (xid.<code>.events, nccl.<scope>.busbw).
+CHECK_SUBJECTS = (
+    N_("check:bmc.drive.count"), N_("check:bmc.fan.health"), N_("check:bmc.gpu.count"),
+    N_("check:bmc.gpu.model"), N_("check:bmc.health.system"), N_("check:bmc.memory.count"),
+    N_("check:bmc.memory.size"), N_("check:bmc.nic.count"), N_("check:bmc.power.state"), N_("check:bmc.psu.count"),
+    N_("check:bmc.psu.health"), N_("check:bmc.readout"), N_("check:bmc.sel.critical"), N_("check:bmc.sensor"),
+    N_("check:gpu.collect"), N_("check:gpu.count.present"), N_("check:gpu.count.visible"),
+    N_("check:gpu.cuda.version"), N_("check:gpu.driver.version"), N_("check:gpu.ecc.aggregate_uncorrectable"),
+    N_("check:gpu.ecc.mode"), N_("check:gpu.ecc.volatile_uncorrectable"), N_("check:gpu.fabric.state"),
+    N_("check:gpu.facts.readable"), N_("check:gpu.memory.total"), N_("check:gpu.model.name"),
+    N_("check:gpu.nvlink.count"), N_("check:gpu.nvlink.links"), N_("check:gpu.nvlink.speed"),
+    N_("check:gpu.pcie.generation"), N_("check:gpu.pcie.width"), N_("check:gpu.power.draw"),
+    N_("check:gpu.power.limit"), N_("check:gpu.readout.unreadable"), N_("check:gpu.remap.failure"),
+    N_("check:gpu.remap.pending"), N_("check:gpu.remap.uncorrectable"), N_("check:gpu.retired_pages.count"),
+    N_("check:gpu.retired_pages.pending"), N_("check:gpu.temperature.gpu"),
+    N_("check:gpu.throttle.hw_power_brake_slowdown"), N_("check:gpu.throttle.hw_slowdown"),
+    N_("check:gpu.throttle.hw_thermal_slowdown"), N_("check:gpu.throttle.sw_thermal_slowdown"),
+    N_("check:nccl.bisect.suspect"), N_("check:nccl.collect.nccl_tests"), N_("check:nccl.facts.readable"),
+    N_("check:nccl.busbw"), N_("check:nccl.coverage"), N_("check:nccl.wrong"), N_("check:nic.collect.facts"),
+    N_("check:nic.counters.discards"), N_("check:nic.counters.errors"), N_("check:nic.counters.pause"),
+    N_("check:nic.link.flaps"), N_("check:nic.link.speed"), N_("check:nic.link.state"),
+    N_("check:nic.mtu.consistency"), N_("check:nic.mtu.value"), N_("check:nic.numa.alignment"),
+    N_("check:nic.optic.alarm"), N_("check:nic.optic.readings"), N_("check:nic.optic.rx_power"),
+    N_("check:nic.pfc.consistency"), N_("check:nic.trust.consistency"), N_("check:rdma.bandwidth.pairs"),
+    N_("check:rdma.device.count"), N_("check:rdma.device.present"), N_("check:rdma.device.readable"),
+    N_("check:rdma.firmware.version"), N_("check:rdma.node.bandwidth"), N_("check:rdma.pair"),
+    N_("check:rdma.pair.error"), N_("check:rdma.pair.timeout"), N_("check:rdma.pairs.summary"),
+    N_("check:rdma.port.link_layer"), N_("check:rdma.port.rate"), N_("check:rdma.port.state"),
+    N_("check:rdma.rate.consistency"), N_("check:xid.events"), N_("check:xid.facts.readable"),
+    N_("check:xid.log.readable")
+)
+COUNT_WORDS = {"host": NN_("%d host", "%d hosts"), "check": NN_("%d check", "%d checks"),
+               "node": NN_("%d node", "%d nodes"), "run": NN_("%d run", "%d runs"),
+               "pair": NN_("%d pair", "%d pairs"), "link": NN_("%d link", "%d links"),
+               "warning": NN_("%d warning", "%d warnings"), "measurement": NN_("%d measurement", "%d measurements"),
+               "cluster check": NN_("%d cluster check", "%d cluster checks"),
+               "passed or skipped check": NN_("%d passed or skipped check", "%d passed or skipped checks")}
+
+
+def plural_text(tr, count, word):
+    """``3 hosts`` in the report's language (English plural rule for words without a catalog entry)."""
+    one, many = COUNT_WORDS.get(word, ("%d " + word, "%d " + word + "s"))
+    return tr.ngettext(one, many, count) % count
+
+
+# Checks of the fleet and remediation families whose messages are translated by id from the record's fields.
+FLEET_RE = re.compile(r"^\S+ .+?: (?P<failing>\d+) of its (?P<members>\d+) nodes fail (?P<check>\S+) \((?P<share>[^)]*)\), "
+                      r"the rest of the fleet (?P<rest>[^:]*): ")
+SPECIAL_TEMPLATES = {
+    "fleet.shared": N_("{component}: {failing} of its {members} nodes fail {check} ({share}), the rest of the fleet "
+                       "{rest}: one shared cause; check the component, not each node"),
+    "fleet.shared.components.localised": N_("no rack, power feed or switch has more failing nodes than the rest of the "
+                                            "fleet"),
+    "remediate.repeat": N_("{component}: repeat offender, tried {observed}; escalated to {remedy}"),
+}
+
+
+def _special_message(tr, check):
+    """The translated message of a ``fleet.shared.<kind>.<name>``, ``fleet.shared.components.localised`` (pass) or
+    ``remediate.repeat.<node>`` check; None when the record does not have the producers' shape."""
+    check_id = check["id"]
+    if check_id == "fleet.shared.components.localised":
+        template = SPECIAL_TEMPLATES[check_id]
+        return tr.gettext(template) if check["status"] == "pass" else None
+    if check_id.startswith("fleet.shared.") and check["status"] == "fail":
+        match = FLEET_RE.match(check["message"])
+        if not match:
+            return None
+        template = SPECIAL_TEMPLATES["fleet.shared"]
+        return tr.gettext(template).format(component=check["component"], **match.groupdict())
+    if check_id.startswith("remediate.repeat.") and check["status"] == "warn":
+        remedy = check.get("remedy") or "none"
+        template = SPECIAL_TEMPLATES["remediate.repeat"]
+        return tr.gettext(template).format(
+            component=check["component"], observed=check["observed_text"],
+            remedy=tr.gettext(REMEDY_NAMES[remedy]) if remedy in REMEDY_NAMES else remedy)
+    return None
+
+
+def check_message(tr, check):
+    """The check's message in the report's language: a template per check id (its subject, ``check:<id>`` in the
+    catalog, or ``check:<family>.<subject>`` for ids with a variable tail) filled from the record's fields; None when
+    the family is not translated or the catalog has no subject for the id (the English message stays)."""
+    if check["family"] in ("fleet", "remediate"):
+        try:
+            return _special_message(tr, check)
+        except (KeyError, IndexError, ValueError):
+            return None
+    if check["family"] not in TRANSLATED_FAMILIES:
+        return None
+    subject = None
+    parts = check["id"].split(".")
+    lookup = tr.gettext
+    for key in (check["id"], ".".join(parts[:2]), "%s.%s" % (parts[0], parts[-1])):
+        found = lookup("check:" + key)
+        if found != "check:" + key:
+            subject = found
+            break
+    if subject is None:
+        return None
+    template = tr.gettext(CHECK_TEMPLATES.get(check["status"], CHECK_TEMPLATES["error"]))
+    try:
+        return template.format(component=check["component"] or check["host"], subject=subject,
+                               observed=check["observed_text"], expected=check["expected_text"],
+                               message=check["message"], host=check["host"])
+    except (KeyError, IndexError, ValueError):
+        return None
+
+
+def _detail(tr, view):
+    """The verdict's one-line reason in the report's language, from the counts (as _report_view builds it)."""
+    hosts, cluster = view["host_counts"], view["cluster_counts"]
+    if view["verdict"]["accepted"]:
+        total = len(view["hosts"])
+        text = tr.gettext("all %s passed") % plural_text(tr, total, "host") if total != 1 else tr.gettext("the host passed")
+        if view["verdict"]["warnings"]:
+            text += tr.gettext("; %s to review") % plural_text(tr, view["verdict"]["warnings"], "warning")
+    else:
+        reasons = [] if view["hosts"] else [tr.gettext("no hosts in this run")]
+        for status in ("fail", "error", "unreachable"):
+            if hosts.get(status):
+                reasons.append("%s %s" % (plural_text(tr, hosts[status], "host"), tr.gettext(STATUS_WORDS[status]).lower()))
+        for status in ("fail", "error"):
+            if cluster.get(status):
+                reasons.append("%s %s" % (plural_text(tr, cluster[status], "cluster check"),
+                                          tr.gettext(STATUS_WORDS[status]).lower()))
+        text = tr.gettext(", ").join(reasons)
+    if view.get("outliers") and view["verdict"]["grade"] == "conditional" and view["verdict"]["accepted"] \
+            and not view["verdict"]["warnings"]:
+        text += tr.gettext("; %s below the fleet") % plural_text(tr, len(view["outliers"]), "measurement")
+    return text
+
+
+OVERVIEW_WORDS = {"nodes": N_("%d nodes"), "more": N_("+ %d more not passing (see Open issues)"),
+                  "summary": N_("%d nodes: %d in %d racks, %d without a rack"), "summary_racks": N_("%d nodes in %d racks"),
+                  "summary_loose": N_("%d nodes (no rack given; in groups of 64 by name)"), "rack": N_("rack %s")}
+
+
+def overview_words(language="en"):
+    """The status overview's fixed texts in ``language`` (see _svg_overview.WORDS)."""
+    if language == "en":
+        return {}
+    tr = translations(language)
+    words = dict((key, tr.gettext(text)) for key, text in OVERVIEW_WORDS.items())
+    words.update((status, tr.gettext(word)) for status, word in STATUS_WORDS.items())
+    return words
+
+
+def localise(view, language="en"):
+    """Add the texts the templates show in ``language`` to the view (``title``, ``lang``, ``status_words``,
+    ``family_names``, ``remedy_names``, the verdict's ``display_text``/``display_detail``/``grade_text`` and each
+    translated check's ``message_l10n``). The English fields stay as they are for JSON, JUnit and the action."""
+    tr = translations(language)
+    text_of = tr.gettext
+    run = view["run"]
+    kind = text_of(KIND_NAMES.get(run["kind"], run["kind"])) if run["kind"] else run["kind"]
+    title = text_of(N_("GPU cluster %(kind)s report")) % {"kind": kind}
+    view["title"] = "%s: %s" % (title, run["site"]) if run.get("site") else title
+    view["lang"] = "zh-CN" if language == "zh_CN" else "en"
+    view["language"] = language
+    view["status_words"] = dict((status, text_of(word)) for status, word in STATUS_WORDS.items())
+    view["family_names"] = dict((family, text_of(FAMILY_NAMES.get(family, family))) for family in view["families"])
+    view["remedy_names"] = dict((remedy, text_of(name)) for remedy, name in REMEDY_NAMES.items()) if language != "en" else {}
+    verdict = view["verdict"]
+    verdict["grade_text"] = tr.pgettext("grade", GRADE_WORDS.get(verdict["grade"], verdict["grade"].upper()))
+    verdict["display_text"] = text_of(verdict["text"])
+    verdict["display_detail"] = verdict["detail"] if language == "en" else _detail(tr, view)
+    if language != "en":
+        for host in view["hosts"]:
+            for check in host["checks"]:
+                text = check_message(tr, check)
+                if text:
+                    check["message_l10n"] = text
+        for check in view["cluster"]:
+            text = check_message(tr, check)
+            if text:
+                check["message_l10n"] = text
+    return view

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NVLink error counters and bandwidth on the lab (issue 16): the check_gpu role with the counters read twice and
+nvbandwidth run finds a retraining link (reset_gpu) and a slow PCIe path (reseat) and passes the healthy node."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import validate
+
+from .conftest import run_playbook, start_lab
+
+EXTRA = {
+    "zhisuan_diag_level": "quick", "check_dcgm_timeout": 4, "check_dcgm_health_timeout": 4,
+    "check_gpu_nvlink_errors_window": 1, "check_gpu_bandwidth": True,
+    # the lab replays an H800's nvbandwidth capture (8-link NVLink, ~172 GB/s device to device) on its A100 nodes:
+    # a site peer floor under that figure, so the peer checks judge the capture and not the model mismatch
+    "zhisuan_gpu_profile_overrides": {"p2p_bw_floor_gbs": 160},
+}
+
+
+@pytest.fixture(scope="module")
+def links_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("gpulinks")
+    inventory = start_lab(tmp_path, "gpu-links.yml")
+    return run_playbook(tmp_path, "diagnose.yml", inventory, extravars=EXTRA)
+
+
+def not_passing(document, host, prefix):
+    return sorted((c["id"], c["component"].split(" (")[0], c["status"], c["remedy"])
+                  for c in document["hosts"][host]["checks"]
+                  if c["id"].startswith(prefix) and c["status"] not in ("pass", "skip"))
+
+
+def test_links_and_bandwidth_are_judged_in_the_gpu_family(links_run):
+    runner, document = links_run
+    assert runner.rc == 0, runner.stdout.read()
+    assert validate(document) == []
+    for host in ("links01", "replay01", "pcie01"):
+        ids = [c["id"] for c in document["hosts"][host]["checks"]]
+        assert ids.count("gpu.nvlink.errors") == 8 and ids.count("gpu.bandwidth.h2d") == 8, host
+    assert not_passing(document, "links01", "gpu.nvlink.errors") + not_passing(document, "links01", "gpu.bandwidth") == []
+    assert not_passing(document, "replay01", "gpu.nvlink.errors") == [("gpu.nvlink.errors", "GPU 5", "fail", "reset_gpu")]
+    assert not_passing(document, "pcie01", "gpu.bandwidth") == [("gpu.bandwidth.h2d", "GPU 2", "fail", "reseat")]

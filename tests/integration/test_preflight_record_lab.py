@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Inventory mistakes found before any test runs, a record that is never lost, and families chosen by tag in every
+run - on the local lab (4 nodes of the default scenario), through ansible-runner as AWX runs playbooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import validate
+
+from .conftest import REPO, run_playbook, start_lab
+
+KNOWN = ", ".join(sorted(load_profiles()))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("preflight")
+    inventory = start_lab(tmp_path, "default.yml", nodes=4)
+    try:
+        yield tmp_path, inventory
+    finally:
+        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down", "--dir", str(tmp_path / "lab")],
+                       capture_output=True, timeout=60)
+
+
+def edited(lab_inventory, path, change):
+    """A copy of the lab inventory with ``change(hosts)`` applied (an inventory a site could have written)."""
+    with open(lab_inventory) as handle:
+        doc = yaml.safe_load(handle)
+    change(doc["all"]["children"]["gpu_nodes"]["hosts"])
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def errors(document, host):
+    return [check for check in document["hosts"][host]["checks"] if check["status"] == "error"]
+
+
+def families_of(document):
+    return sorted(set(check["id"].split(".")[0] for record in document["hosts"].values() for check in record["checks"]))
+
+
+def test_inventory_mistakes_skip_only_their_node(lab, tmp_path):
+    _, lab_inventory = lab
+
+    def mistakes(hosts):
+        hosts["node01"]["zhisuan_gpu_profile"] = "h1OO"                          # a typo
+        hosts["node02"]["zhisuan_gpu_profile"] = "A100"                          # as vendors write it: fine
+        hosts["node03"]["zhisuan_tools"]["nvidia_smi"] = "bin/nvidia-smi"        # relative
+        hosts["node04"]["zhisuan_tools"]["nvidia_smi"] = "/nonexistent/nvidia-smi"  # missing on the node
+
+    inventory = edited(lab_inventory, tmp_path / "mistakes.yml", mistakes)
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory)
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    hosts = document["hosts"]
+    assert sorted(hosts) == ["node01", "node02", "node03", "node04"]
+
+    typo = errors(document, "node01")
+    assert [check["id"] for check in typo] == ["run.preflight.inventory"] and hosts["node01"]["checks"] == typo
+    assert "zhisuan_gpu_profile 'h1OO' is not a known GPU profile" in typo[0]["message"]
+    assert "known profiles: %s" % KNOWN in typo[0]["message"]
+
+    relative = errors(document, "node03")
+    assert [check["id"] for check in relative] == ["run.preflight.inventory"] and len(hosts["node03"]["checks"]) == 1
+    assert "zhisuan_tools.nvidia_smi 'bin/nvidia-smi' is a relative path" in relative[0]["message"]
+
+    missing = errors(document, "node04")
+    assert [(check["id"], check["observed"]) for check in missing] == [("gpu.collect.nvidia_smi", "not found")]
+    assert "/nonexistent/nvidia-smi" in missing[0]["message"]
+
+    # the capitalised profile is the a100 profile, and the node was judged with it
+    assert hosts["node02"]["status"] == "pass", errors(document, "node02")
+    assert hosts["node02"]["facts"]["gpu"]["profile"] == "a100"
+    assert {"gpu", "xid", "dcgm"} <= set(check["id"].split(".")[0] for check in hosts["node02"]["checks"])
+    assert (tmp_path / "out" / "test-run" / "report.html").exists()
+
+
+def test_every_node_mistyped_still_writes_the_record_and_the_report(lab, tmp_path):
+    _, lab_inventory = lab
+
+    def all_typos(hosts):
+        for name in hosts:
+            hosts[name]["zhisuan_gpu_profile"] = "h1OO"
+
+    inventory = edited(lab_inventory, tmp_path / "typos.yml", all_typos)
+    runner, document = run_playbook(tmp_path, "inspect.yml", inventory, limit="node01,node02")
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert document is not None and validate(document) == []
+    assert document["summary"]["hosts"]["error"] == 2
+    for host in ("node01", "node02"):
+        assert [check["id"] for check in document["hosts"][host]["checks"]] == ["run.preflight.inventory"]
+    run_dir = tmp_path / "out" / "test-run"
+    assert "h1OO" in (run_dir / "report.html").read_text()
+    assert (run_dir / "report.md").exists() and (run_dir / "junit.xml").exists()
+
+
+def test_every_node_unreachable_still_writes_the_record_and_the_report(lab, tmp_path):
+    _, lab_inventory = lab
+
+    def unreachable(hosts):
+        for name in hosts:  # ssh to the discard port, where nothing listens (as the lab's `unreachable` fault)
+            hosts[name].update({"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 9,
+                                "ansible_user": "zhisuan-lab", "ansible_ssh_common_args": "-o ConnectTimeout=5 -o BatchMode=yes"})
+
+    inventory = edited(lab_inventory, tmp_path / "unreachable.yml", unreachable)
+    runner, document = run_playbook(tmp_path, "inspect.yml", inventory, limit="node01,node02")
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    assert dict((name, record["status"]) for name, record in document["hosts"].items()) == {
+        "node01": "unreachable", "node02": "unreachable"}
+    assert (tmp_path / "out" / "test-run" / "report.html").exists()
+
+
+@pytest.mark.parametrize("playbook, tag", [("diagnose.yml", "gpu"), ("inspect.yml", "xid"), ("burnin.yml", "gpu")])
+def test_a_tag_selects_its_family_in_every_run(lab, tmp_path, playbook, tag):
+    _, inventory = lab
+    runner, document = run_playbook(tmp_path, playbook, inventory, tags=tag, limit="node01,node03",
+                                    extravars={"zhisuan_burn_duration": 5})
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    assert document["run"]["families"] == [tag]
+    assert families_of(document) == [tag]
+    assert all(record["checks"] for record in document["hosts"].values())
+    if tag == "gpu":  # node03 carries the default scenario's ECC fault
+        assert document["hosts"]["node03"]["status"] == "fail"
+
+
+@pytest.mark.parametrize("playbook, tags, extravars, message", [
+    ("diagnose.yml", "bmc", {}, "--tags bmc: bmc is not a family of the diagnose run (its families: gpu, xid, dcgm, burn, job)"),
+    ("acceptance.yml", "nic", {},
+     "the family selection of the acceptance run is empty: --tags nic within zhisuan_acceptance_families selects none"),
+    ("diagnose.yml", None, {"zhisuan_diag_level": "fast"}, "zhisuan_diag_level must be one of quick, standard, deep"),
+])
+def test_a_selection_of_nothing_fails_and_says_so(lab, tmp_path, playbook, tags, extravars, message):
+    _, inventory = lab
+    runner, document = run_playbook(tmp_path, playbook, inventory, tags=tags, limit="node01", extravars=extravars)
+    assert runner.rc != 0
+    assert message in runner.stdout.read().replace("\n", " ").replace("    ", " ")
+    assert document is None  # no run started: nothing pretends to be a record
+
+
+def test_an_unexpected_task_failure_is_the_nodes_error_check(lab, tmp_path):
+    _, inventory = lab
+    runner, document = run_playbook(tmp_path, "inspect.yml", inventory, limit="node01,node02",
+                                    extravars={"zhisuan_xid_catalog_overrides": str(tmp_path / "no-such-catalog.yml")})
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    for host in ("node01", "node02"):
+        failed = errors(document, host)
+        assert [check["id"] for check in failed] == ["xid.task.failed"]
+        assert failed[0]["message"].startswith("Task 'Judge the XID events' (zhisuan.ops.judge) failed unexpectedly: ")
+        assert "no-such-catalog.yml" in failed[0]["message"] and "Ansible log" not in failed[0]["message"]
+        # the node's other families ran
+        assert any(check["id"].startswith("gpu.") for check in document["hosts"][host]["checks"])
+        assert any(check["id"].startswith("tuning.") for check in document["hosts"][host]["checks"])
+
+
+def test_an_interrupted_run_writes_a_partial_record(lab, tmp_path):
+    """Ctrl-C (SIGINT to ansible-playbook) during the burn: what was judged is written, marked partial, with the
+    report."""
+    _, inventory = lab
+    out = tmp_path / "out"
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    log = open(str(tmp_path / "run.log"), "w+")
+    proc = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
+         os.path.join(REPO, "playbooks", "burnin.yml"), "--limit", "node01,node02", "-e", "zhisuan_burn_duration=120",
+         "-e", "results_out_root=%s" % out, "-e", "zhisuan_run_id=stopped"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and proc.poll() is None:
+            log.seek(0)
+            if "Sample the GPUs while the burn runs" in log.read():
+                break
+            time.sleep(0.5)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    log.seek(0)
+    text = log.read()
+    assert proc.returncode != 0
+    document = json.loads((out / "stopped" / "results.json").read_text())
+    assert validate(document) == []
+    assert document["run"]["partial"] is True
+    assert document["run"]["partial_reason"] == "the run was interrupted (SIGINT) before its record was written"
+    assert [check["id"] for check in document["cluster"]["checks"]] == ["run.record.partial"]
+    # the GPU checks judged before the burn are kept; the burn never was
+    for host in ("node01", "node02"):
+        ids = set(check["id"] for check in document["hosts"][host]["checks"])
+        assert "gpu.count.present" in ids and not any(i.startswith("burn.") for i in ids)
+    assert (out / "stopped" / "report.html").exists()
+    assert "partial record of run stopped" in text
