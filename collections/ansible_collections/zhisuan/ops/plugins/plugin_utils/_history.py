@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import datetime
 import filecmp
 import json
 import os
@@ -22,6 +21,7 @@ import shutil
 import statistics
 import tempfile
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
 from ansible_collections.zhisuan.ops.plugins.module_utils._text import natural_key
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
 
@@ -40,16 +40,10 @@ class HistoryError(Exception):
 
 
 def parse_time(text):
-    """An aware datetime from an ISO 8601 time (``Z`` accepted), or None."""
+    """An aware datetime from an ISO 8601 time (``Z`` accepted; no offset is UTC), or None."""
     if not text or not isinstance(text, str):
         return None
-    try:
-        value = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    return value
+    return iso_time(text)
 
 
 def run_key(results):

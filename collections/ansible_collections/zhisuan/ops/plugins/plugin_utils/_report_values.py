@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import math
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time as aware_time
 
 # Families in the order a delivery engineer reads them (DESIGN.md); unknown families follow alphabetically.
 FAMILY_ORDER = ("bmc", "baseline", "tuning", "gpu", "xid", "dcgm", "burn", "cabling", "nic", "rdma", "nccl", "storage")
@@ -79,13 +79,8 @@ def iso_time(value):
     ``Z`` becomes ``+00:00``; anything that is not a time is returned as it is."""
     if not isinstance(value, str) or not value:
         return value
-    try:
-        parsed = datetime.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-    return parsed.isoformat()
+    parsed = aware_time(value)
+    return value if parsed is None else parsed.isoformat()
 
 
 def worst_of(statuses):
