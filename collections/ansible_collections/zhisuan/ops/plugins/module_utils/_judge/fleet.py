@@ -200,12 +200,3 @@ def judge_fleet(hosts, where, thresholds=None):
             evidence="; ".join("%s: failing %s" % (c["family"], ", ".join(c["failing"])) for c in group)
             + "; members: %s" % ", ".join(first["nodes"])))
     return checks
-
-
-def held_nodes(causes):
-    """``{host: cause}``: nodes whose failing family is explained by a shared cause (the strongest one first)."""
-    out = {}
-    for cause in causes:
-        for host in cause["failing"]:
-            out.setdefault(host, []).append(cause)
-    return out

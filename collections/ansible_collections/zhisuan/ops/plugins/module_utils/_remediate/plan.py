@@ -192,9 +192,10 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
             plan["repeat_offenders"].append(name)
             plan["checks"].append(_repeat_check(name, entry))
     # nodes explained by a shared component take no action and no slot: the component gets the ticket
-    plan["shared"] = [name for name, entry in candidates if entry["status"] == "shared_cause"]
-    for name in plan["shared"]:
-        plan["nodes"][name] = dict(candidates)[name]
+    for name, entry in candidates:
+        if entry["status"] == "shared_cause":
+            plan["shared"].append(name)
+            plan["nodes"][name] = entry
     _shared_checks(plan, shared)
     candidates = [(name, entry) for name, entry in candidates if entry["status"] != "shared_cause"]
     if tripped:
