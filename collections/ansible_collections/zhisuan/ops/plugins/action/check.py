@@ -10,22 +10,20 @@ import time
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.action.judge import ActionModule as JudgeAction
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, failed_task_check
 
-# family -> (collect module, what the step is called, what its judgement is called): the names the per-family roles
-# gave their tasks, so that a failure reads as it did there.
+# family -> what its judgement is called: the names the per-family roles gave their tasks, so that a failure reads as
+# it did there.
 NODE_FAMILIES = {
-    "gpu": ("zhisuan.ops.gpu_info", "Collect GPU facts (one nvidia-smi round trip)", "Judge GPU facts on the controller"),
-    "gpu_bandwidth": ("zhisuan.ops.gpu_bandwidth", "Measure host and peer bandwidth with nvbandwidth (check_gpu_bandwidth)",
-                      "Judge the bandwidth against the profile's floors"),
-    "xid": ("zhisuan.ops.xid_info", "Read XID events from the kernel log", "Judge the XID events"),
-    "dcgm": ("zhisuan.ops.dcgm_diag", "Run dcgmi diag", "Judge the diagnostics"),
-    "dcgm_health": ("zhisuan.ops.dcgm_health", "Run dcgmi health", "Judge the health watches"),
-    "tuning": ("zhisuan.ops.host_info", "Read the host's tuning and software versions", "Judge the tuning"),
+    "gpu": "Judge GPU facts on the controller",
+    "gpu_bandwidth": "Judge the bandwidth against the profile's floors",
+    "xid": "Judge the XID events",
+    "dcgm": "Judge the diagnostics",
+    "dcgm_health": "Judge the health watches",
+    "tuning": "Judge the tuning",
 }
-# the GPU facts name GPUs for the others, so gpu is collected first
+# the GPU facts name GPUs for the others, so gpu is collected (zhisuan.ops.node_collect) and judged first
 ORDER = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning")
 JUDGE_OPTIONS = ("profile", "profile_overrides", "profiles_dir", "expected", "thresholds", "xid_catalog_overrides")
 
@@ -58,37 +56,50 @@ class ActionModule(ActionBase):
         gpu_facts = args["gpu_facts"] or None
         facts = {}
         timing = {}  # seconds each family took on this node (collect + judge): the JUnit testcases' time
-        for name in families:
-            started = time.monotonic()
-            module, step, judge_step = NODE_FAMILIES[name]
-            module_args = dict((key, value) for key, value in (args["collect"].get(name) or {}).items()
-                               if value is not None)
+        collected_all, node_timing = {}, {}
+        if families:
+            options = dict((name, dict((key, value) for key, value in (args["collect"].get(name) or {}).items()
+                                       if value is not None)) for name in families)
             try:
-                collected = self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
+                # one round trip: every family's collect function runs in one module process on the node
+                answer = self._execute_module(module_name="zhisuan.ops.node_collect",
+                                              module_args=dict(families=families, options=options),
+                                              task_vars=task_vars)
             except AnsibleConnectionFailure as exc:
-                # the rest of this node's families cannot run either; the node is recorded as unreachable
-                unreachable = True
-                result["msg"] = "%s: %s" % (host, exc)
-                break
-            collected.pop("invocation", None)
+                answer = {"unreachable": True, "msg": "%s: %s" % (host, exc)}
             for key in ("warnings", "deprecations"):
-                if collected.get(key):
-                    result.setdefault(key, []).extend(collected[key])
+                if answer.get(key):
+                    result.setdefault(key, []).extend(answer[key])
+            if answer.get("unreachable"):
+                unreachable = True
+                result["msg"] = answer.get("msg")
+            elif answer.get("failed") or not isinstance(answer.get("collected"), dict):
+                # the module itself did not run (no Python on the node, a bug): every family's error check
+                failure = dict((key, answer.get(key)) for key in ("msg", "rc", "stdout", "stderr", "module_stderr",
+                                                                 "module_stdout", "exception") if key in answer)
+                failure["failed"] = True
+                collected_all = dict((name, dict(failure)) for name in families)
+            else:
+                collected_all = answer["collected"]
+                node_timing = answer.get("timing") or {}
+        for name in families if not unreachable else ():
+            started = time.monotonic()
+            judge_step = NODE_FAMILIES[name]
+            collected = dict(collected_all.get(name) or {"failed": True, "msg": "zhisuan.ops.node_collect returned "
+                                                                                 "nothing for %s" % name})
+            collected.pop("invocation", None)
             if name == "gpu":
                 gpu_facts = collected.get("gpu") or None
                 facts["check_gpu_facts"] = collected.get("gpu") or {}
             elif name == "tuning":
                 facts["check_tuning_host"] = collected.get("host") or {}
-            if collected.get("unreachable"):
-                unreachable = True
-                break
             if name not in keep:
                 continue
             options = dict((key, value) for key, value in (args["judge"].get(name) or {}).items()
                            if key in JUDGE_OPTIONS and value is not None)
             try:
                 family_checks, family_summary, family_unreachable = judge_family(
-                    name, host, collected, gpu_facts=gpu_facts, bios_names=JudgeAction._bios_names, **options)
+                    name, host, collected, gpu_facts=gpu_facts, **options)
             except ValueError as exc:
                 # what the per-family block's rescue made of a judge that failed: the family's error check
                 family_checks, family_summary, family_unreachable = [failed_task_check(
@@ -99,7 +110,8 @@ class ActionModule(ActionBase):
                 summary[name] = family_summary
             unreachable = unreachable or family_unreachable
             family = FAMILIES[name].name
-            timing[family] = round(timing.get(family, 0.0) + time.monotonic() - started, 3)
+            seconds = float(node_timing.get(name) or 0.0) + time.monotonic() - started
+            timing[family] = round(timing.get(family, 0.0) + seconds, 3)
         if args["record"]:
             facts[NODE_RECORD_FACT] = self._record(task_vars, args["record"], checks, summary, unreachable, timing)
         result.update(changed=False, checks=checks, summary=summary, host_unreachable=unreachable, ansible_facts=facts)

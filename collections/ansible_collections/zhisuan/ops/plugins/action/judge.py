@@ -5,13 +5,9 @@
 
 from __future__ import annotations
 
-import os
-
-import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import bios_names
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
 
 
@@ -43,20 +39,8 @@ class ActionModule(ActionBase):
                 args["family"], host, args["collected"], profile=args["profile"],
                 profile_overrides=args["profile_overrides"], profiles_dir=args["profiles_dir"],
                 expected=args["expected"], thresholds=args["thresholds"], gpu_facts=args["gpu_facts"],
-                xid_catalog_overrides=args["xid_catalog_overrides"], context=args["context"],
-                bios_names=self._bios_names)
+                xid_catalog_overrides=args["xid_catalog_overrides"], context=args["context"])
         except ValueError as exc:
             raise AnsibleActionFail("zhisuan.ops.judge: %s" % exc)
         result.update(changed=False, checks=checks, summary=summary, host_unreachable=unreachable)
         return result
-
-    @staticmethod
-    def _bios_names(vendor):
-        """Portable BIOS attribute names -> this vendor's names (data/bios_attributes.yml)."""
-        path = os.path.join(os.path.dirname(__file__), "..", "..", "data", "bios_attributes.yml")
-        try:
-            with open(path) as handle:
-                table = yaml.safe_load(handle)
-        except (IOError, OSError, yaml.YAMLError) as exc:
-            raise AnsibleActionFail("zhisuan.ops.judge: cannot read the BIOS attribute table %s: %s" % (path, exc))
-        return bios_names(table, vendor)

@@ -43,15 +43,26 @@ def run_module(argument_spec, runner, supports_check_mode=True, shared=(TOOL_ARG
     spec.update(argument_spec)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=supports_check_mode, **checks)
     try:
-        if module.params.get("timeout") is not None and module.params["timeout"] <= 0:
-            raise OptionError("timeout", "timeout must be a positive number of seconds, got %s" % module.params["timeout"])
+        check_timeout(module.params)
         result = runner(module)
     except ZhisuanError as exc:
-        failure = dict(exc.result or {})
-        failure.update(exc.as_dict())
-        module.fail_json(**failure)
+        module.fail_json(**failure_fields(exc))
     result.setdefault("changed", False)
     module.exit_json(**result)
+
+
+def check_timeout(params):
+    """Raise OptionError when the ``timeout`` option is set and not a positive number of seconds."""
+    if params.get("timeout") is not None and params["timeout"] <= 0:
+        raise OptionError("timeout", "timeout must be a positive number of seconds, got %s" % params["timeout"])
+
+
+def failure_fields(exc):
+    """What a task that failed with ``exc`` returns (without ``failed``): ``msg``, ``error_kind``, ``tool`` and, for
+    commands, ``cmd``/``rc``/``stdout``/``stderr``, over what the error carries in ``result``."""
+    failure = dict(exc.result or {})
+    failure.update(exc.as_dict())
+    return failure
 
 
 def positive(params, key):

@@ -14,11 +14,12 @@ version_added: 0.1.0
 author:
   - zhisuan.ops contributors (@zhisuan-ops)
 description:
-  - Runs the collect modules of the node-side families on the node (M(zhisuan.ops.gpu_info), M(zhisuan.ops.xid_info),
-    M(zhisuan.ops.dcgm_diag), M(zhisuan.ops.dcgm_health), M(zhisuan.ops.host_info)) from the controller, one after the
-    other in the same task, and judges each output on the controller with the rules M(zhisuan.ops.judge) uses.
+  - Collects the node-side families on the node in one module run (M(zhisuan.ops.node_collect) - what
+    M(zhisuan.ops.gpu_info), M(zhisuan.ops.xid_info), M(zhisuan.ops.dcgm_diag), M(zhisuan.ops.dcgm_health),
+    M(zhisuan.ops.gpu_bandwidth) and M(zhisuan.ops.host_info) each collect, one round trip per node), and judges each
+    family's output on the controller with the rules M(zhisuan.ops.judge) uses, in the same task.
   - The GPU facts are collected first; the other families name GPUs by index, UUID and bus id with them.
-  - A collect module that fails (the tool is missing, hangs, fails or prints unreadable output) becomes the family's
+  - A family whose collection fails (the tool is missing, hangs, fails or prints unreadable output) becomes the family's
     C(<family>.collect.<tool>) error check, as with M(zhisuan.ops.judge); a judgement that cannot run (an XID catalog
     override that cannot be read) becomes the family's C(<family>.task.failed) error check. The other families run.
   - An unreachable node ends the task with RV(host_unreachable); the node is recorded as unreachable.
@@ -38,7 +39,7 @@ attributes:
   check_mode:
     support: partial
     details:
-      - The collect modules run in check mode; M(zhisuan.ops.dcgm_diag) does not (it loads the GPUs) and is skipped.
+      - The families are collected in check mode, except C(dcgm) (C(dcgmi diag) loads the GPUs), which is skipped.
   diff_mode:
     support: none
   platform:
@@ -85,6 +86,7 @@ options:
     type: str
 seealso:
   - module: zhisuan.ops.judge
+  - module: zhisuan.ops.node_collect
   - module: zhisuan.ops.gpu_info
   - module: zhisuan.ops.xid_info
 """

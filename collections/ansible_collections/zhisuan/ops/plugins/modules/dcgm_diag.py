@@ -169,17 +169,11 @@ dcgm:
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import collect_dcgm_diag
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import DCGM_DIAG_ARGSPEC, collect_dcgm_diag
 
 
 def main():
-    argument_spec = dict(
-        level=dict(type="int", default=1, choices=[1, 2, 3, 4]),
-        gpus=dict(type="list", elements="int"),
-        dcgmi_path=dict(type="str", default="dcgmi"),
-        timeout=dict(type="int"),
-    )
-    run_module(argument_spec, collect_dcgm_diag, supports_check_mode=False)
+    run_module(DCGM_DIAG_ARGSPEC, collect_dcgm_diag, supports_check_mode=False)
 
 
 if __name__ == "__main__":

@@ -83,14 +83,11 @@ dcgm_health:
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import collect_dcgm_health
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import DCGM_HEALTH_ARGSPEC, collect_dcgm_health
 
 
 def main():
-    argument_spec = dict(
-        dcgmi_path=dict(type="str", default="dcgmi"),
-    )
-    run_module(argument_spec, collect_dcgm_health)
+    run_module(DCGM_HEALTH_ARGSPEC, collect_dcgm_health)
 
 
 if __name__ == "__main__":

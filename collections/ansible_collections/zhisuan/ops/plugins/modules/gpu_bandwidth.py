@@ -112,17 +112,11 @@ bandwidth:
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import collect_bandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import GPU_BANDWIDTH_ARGSPEC, collect_bandwidth
 
 
 def main():
-    argument_spec = dict(
-        nvbandwidth_path=dict(type="str", default="nvbandwidth"),
-        testcases=dict(type="list", elements="str"),
-        src=dict(type="path"),
-        timeout=dict(type="int", default=900),
-    )
-    run_module(argument_spec, collect_bandwidth)
+    run_module(GPU_BANDWIDTH_ARGSPEC, collect_bandwidth)
 
 
 if __name__ == "__main__":

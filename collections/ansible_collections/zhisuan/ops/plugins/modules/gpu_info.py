@@ -231,18 +231,11 @@ gpu:
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import collect_gpu_facts
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import GPU_INFO_ARGSPEC, collect_gpu_facts
 
 
 def main():
-    argument_spec = dict(
-        nvidia_smi_path=dict(type="str", default="nvidia-smi"),
-        src=dict(type="path"),
-        nvlink=dict(type="bool", default=True),
-        nvlink_errors_window=dict(type="int", default=0),
-        source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
-    )
-    run_module(argument_spec, collect_gpu_facts)
+    run_module(GPU_INFO_ARGSPEC, collect_gpu_facts)
 
 
 if __name__ == "__main__":

@@ -165,28 +165,11 @@ host:
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import (
-    DEFAULT_NCCL_LIB_DIRS,
-    DEFAULT_SYSCTL_KEYS,
-    collect_host_facts,
-)
+from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import HOST_INFO_ARGSPEC, collect_host_facts
 
 
 def main():
-    argument_spec = dict(
-        root=dict(type="path", default="/"),
-        nvidia_smi_path=dict(type="str", default="nvidia-smi"),
-        lspci_path=dict(type="str", default="lspci"),
-        ofed_info_path=dict(type="str", default="ofed_info"),
-        nv_fabricmanager_path=dict(type="str", default="nv-fabricmanager"),
-        dcgmi_path=dict(type="str", default="dcgmi"),
-        topo=dict(type="bool", default=True),
-        acs=dict(type="bool", default=True),
-        software=dict(type="bool", default=True),
-        sysctl_keys=dict(type="list", elements="str", default=list(DEFAULT_SYSCTL_KEYS), no_log=False),
-        nccl_lib_dirs=dict(type="list", elements="path", default=list(DEFAULT_NCCL_LIB_DIRS)),
-    )
-    run_module(argument_spec, collect_host_facts)
+    run_module(HOST_INFO_ARGSPEC, collect_host_facts)
 
 
 if __name__ == "__main__":

@@ -185,18 +185,11 @@ xid:
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid_collect import collect_xid_facts
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid_collect import XID_INFO_ARGSPEC, collect_xid_facts
 
 
 def main():
-    argument_spec = dict(
-        source=dict(type="str", default="auto", choices=["auto", "journalctl", "dmesg"]),
-        since=dict(type="str"),
-        journalctl_path=dict(type="str", default="journalctl"),
-        dmesg_path=dict(type="str", default="dmesg"),
-        src=dict(type="path"),
-    )
-    run_module(argument_spec, collect_xid_facts)
+    run_module(XID_INFO_ARGSPEC, collect_xid_facts)
 
 
 if __name__ == "__main__":

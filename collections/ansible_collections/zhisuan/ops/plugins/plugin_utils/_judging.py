@@ -13,9 +13,14 @@ an unreachable host is reported as such, with no checks; otherwise the family's 
 
 from __future__ import annotations
 
+import os
+
+import yaml
+
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bandwidth as bandwidth_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import baseline as baseline_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import bios_names as vendor_bios_names
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bmc as bmc_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning as tuning_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
@@ -29,6 +34,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles, resolve_profile_name
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._yaml import safe_load
 
 
 class Family(object):
@@ -235,6 +241,17 @@ def judge_collected(family_name, host, collected, ctx=None):
 
 # Profiles read once per process (a worker judges one host; the controller's main process may judge many).
 _PROFILE_CACHE = {}
+_CATALOG_CACHE = {}
+
+
+def cached_catalog(overrides=None):
+    """The Xid catalog; the shipped one alone is read once per process (a site's overrides are read each time: an
+    inventory mapping cannot be a cache key). Raises ValueError naming the file that is wrong."""
+    if overrides is not None:
+        return load_catalog(overrides=overrides)
+    if None not in _CATALOG_CACHE:
+        _CATALOG_CACHE[None] = load_catalog()
+    return _CATALOG_CACHE[None]
 
 
 def cached_profiles(profiles_dir=None):
@@ -246,13 +263,29 @@ def cached_profiles(profiles_dir=None):
     return _PROFILE_CACHE[key]
 
 
+# Portable BIOS attribute names -> each vendor's names, shipped with the collection.
+BIOS_TABLE = os.path.join(os.path.dirname(__file__), "..", "..", "data", "bios_attributes.yml")
+
+
+def shipped_bios_names(vendor):
+    """The portable BIOS attribute names -> ``vendor``'s names, from the shipped table (data/bios_attributes.yml).
+    Raises ValueError naming the table when it cannot be read."""
+    try:
+        with open(BIOS_TABLE) as handle:
+            table = safe_load(handle)
+    except (IOError, OSError, yaml.YAMLError) as exc:
+        raise ValueError("cannot read the BIOS attribute table %s: %s" % (BIOS_TABLE, exc))
+    return vendor_bios_names(table, vendor)
+
+
 def judge_family(family, host, collected, profile=None, profile_overrides=None, profiles_dir=None, expected=None,
-                 thresholds=None, gpu_facts=None, xid_catalog_overrides=None, context=None, bios_names=None):
+                 thresholds=None, gpu_facts=None, xid_catalog_overrides=None, context=None,
+                 bios_names=shipped_bios_names):
     """What ``zhisuan.ops.judge`` does with its options: ``(checks, summary, unreachable)`` for one family.
 
     Raises ValueError (profiles that cannot be read, a profile name that matches none, an XID catalog override that
     cannot be read) with a message that names what was wrong. ``bios_names(vendor)`` gives the vendor's BIOS
-    attribute names for the baseline family.
+    attribute names for the baseline family (default: the shipped table).
     """
     profiles = cached_profiles(profiles_dir)
     profile_name = None
@@ -265,7 +298,7 @@ def judge_family(family, host, collected, profile=None, profile_overrides=None, 
     if family == "baseline" and extra.get("bios_expected") and bios_names is not None:
         extra["bios_names"] = bios_names(extra.get("vendor"))
     if family == "xid":
-        extra["xid_catalog"] = load_catalog(overrides=xid_catalog_overrides or None)
+        extra["xid_catalog"] = cached_catalog(xid_catalog_overrides or None)
     ctx = Context(profiles=profiles, profile_name=profile_name, expected=expected, thresholds=thresholds,
                   overrides=profile_overrides, gpu_facts=gpu_facts, extra=extra)
     return judge_collected(family, host, collected, ctx)

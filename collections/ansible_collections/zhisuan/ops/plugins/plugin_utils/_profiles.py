@@ -20,6 +20,8 @@ import re
 
 import yaml
 
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._yaml import safe_load
+
 DEFAULT_DIRECTORY = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "profiles"))
 
@@ -27,7 +29,7 @@ DEFAULT_DIRECTORY = os.path.normpath(
 def _load_one(path):
     try:
         with open(path, "rb") as handle:
-            data = yaml.safe_load(handle)
+            data = safe_load(handle)
     except (OSError, yaml.YAMLError) as exc:
         raise ValueError("GPU profile %s cannot be read: %s" % (path, exc))
     if not isinstance(data, dict):

@@ -20,6 +20,7 @@ import os
 import yaml
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import REMEDIES
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._yaml import safe_load
 
 DEFAULT_PATH = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "xid_catalog.yml"))
@@ -39,7 +40,7 @@ class CatalogError(ValueError):
 def _read(path):
     try:
         with open(path, "rb") as handle:
-            data = yaml.safe_load(handle)
+            data = safe_load(handle)
     except (IOError, OSError) as exc:
         raise CatalogError("Xid catalog %s cannot be read: %s" % (path, exc.strerror or exc))
     except yaml.YAMLError as exc:

@@ -13,6 +13,14 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionE
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvbandwidth
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, run, tool_failed
 
+# The options of zhisuan.ops.gpu_bandwidth; zhisuan.ops.node_collect takes the same for gpu_bandwidth.
+GPU_BANDWIDTH_ARGSPEC = dict(
+    nvbandwidth_path=dict(type="str", default="nvbandwidth"),
+    testcases=dict(type="list", elements="str"),
+    src=dict(type="path"),
+    timeout=dict(type="int", default=900),
+)
+
 # The testcases the rules judge: host<->device over PCIe (or C2C) and device<->device reads (NVLink or PCIe P2P).
 DEFAULT_TESTCASES = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce")
 

@@ -22,6 +22,15 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionE
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink, nvlink_errors, nvml
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, run, tool_failed
 
+# The options of zhisuan.ops.gpu_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for gpu.
+GPU_INFO_ARGSPEC = dict(
+    nvidia_smi_path=dict(type="str", default="nvidia-smi"),
+    src=dict(type="path"),
+    nvlink=dict(type="bool", default=True),
+    nvlink_errors_window=dict(type="int", default=0),
+    source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
+)
+
 
 def read_dump(path):
     """Text of a saved nvidia-smi dump. Raises ToolNotFound naming the file."""

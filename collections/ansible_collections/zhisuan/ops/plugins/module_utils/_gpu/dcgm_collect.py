@@ -17,6 +17,18 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionE
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, dcgm_health
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, run, tool_failed
 
+# The options of zhisuan.ops.dcgm_diag and zhisuan.ops.dcgm_health; zhisuan.ops.node_collect takes the same for
+# dcgm and dcgm_health. dcgm_diag's timeout has no default: it depends on the level.
+DCGM_DIAG_ARGSPEC = dict(
+    level=dict(type="int", default=1, choices=[1, 2, 3, 4]),
+    gpus=dict(type="list", elements="int"),
+    dcgmi_path=dict(type="str", default="dcgmi"),
+    timeout=dict(type="int"),
+)
+DCGM_HEALTH_ARGSPEC = dict(
+    dcgmi_path=dict(type="str", default="dcgmi"),
+)
+
 # Seconds per level: the nominal duration (shared/REFERENCE.md 1e: r1 seconds, r2 ~2 min, r3 ~15 min, r4 "extended",
 # 1-2 h often quoted) with margin; dcgmi diag is known to hang, so every level has a hard limit.
 DEFAULT_TIMEOUTS = {1: 120, 2: 600, 3: 1800, 4: 7200}

@@ -25,6 +25,15 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionE
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import xid
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
 
+# The options of zhisuan.ops.xid_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for xid.
+XID_INFO_ARGSPEC = dict(
+    source=dict(type="str", default="auto", choices=["auto", "journalctl", "dmesg"]),
+    since=dict(type="str"),
+    journalctl_path=dict(type="str", default="journalctl"),
+    dmesg_path=dict(type="str", default="dmesg"),
+    src=dict(type="path"),
+)
+
 DEFAULT_SINCE = "-24h"
 JOURNALCTL_ARGS = ("_TRANSPORT=kernel", "-o", "short-iso", "--no-pager")
 DMESG_ARGS = ("--decode", "--time-format=iso")

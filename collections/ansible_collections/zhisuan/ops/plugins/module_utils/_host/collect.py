@@ -52,6 +52,21 @@ DEFAULT_NCCL_LIB_DIRS = (
 )
 _SYSCTL_KEY = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
+# The options of zhisuan.ops.host_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for tuning.
+HOST_INFO_ARGSPEC = dict(
+    root=dict(type="path", default="/"),
+    nvidia_smi_path=dict(type="str", default="nvidia-smi"),
+    lspci_path=dict(type="str", default="lspci"),
+    ofed_info_path=dict(type="str", default="ofed_info"),
+    nv_fabricmanager_path=dict(type="str", default="nv-fabricmanager"),
+    dcgmi_path=dict(type="str", default="dcgmi"),
+    topo=dict(type="bool", default=True),
+    acs=dict(type="bool", default=True),
+    software=dict(type="bool", default=True),
+    sysctl_keys=dict(type="list", elements="str", default=list(DEFAULT_SYSCTL_KEYS), no_log=False),
+    nccl_lib_dirs=dict(type="list", elements="path", default=list(DEFAULT_NCCL_LIB_DIRS)),
+)
+
 
 class HostReader(object):
     """Reads files below ``root`` ("/" on a node; a prepared tree in tests) and runs programs; collects errors."""

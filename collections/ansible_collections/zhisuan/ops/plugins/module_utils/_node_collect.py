@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
+
+"""Several node-side families collected in one module run (``zhisuan.ops.node_collect``): each family's collect
+function is called with its own options, validated against the argspec of its own module, as if that module had run;
+a family that fails gives the result its module would have failed with, and the others run. One AnsiballZ round trip
+per node instead of one per family."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._base import TOOL_ARGSPEC, check_timeout, failure_fields
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import GPU_BANDWIDTH_ARGSPEC, collect_bandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import GPU_INFO_ARGSPEC, collect_gpu_facts
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import (
+    DCGM_DIAG_ARGSPEC,
+    DCGM_HEALTH_ARGSPEC,
+    collect_dcgm_diag,
+    collect_dcgm_health,
+)
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid_collect import XID_INFO_ARGSPEC, collect_xid_facts
+from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import HOST_INFO_ARGSPEC, collect_host_facts
+
+
+class Collector(object):
+    """One family: the module it stands for, that module's options and collect function, and whether it may run in
+    check mode."""
+
+    def __init__(self, module, argspec, collect, check_mode=True):
+        self.module = module
+        self.argspec = dict(copy.deepcopy(TOOL_ARGSPEC), **copy.deepcopy(argspec))
+        self.collect = collect
+        self.check_mode = check_mode
+
+
+# In the order they run: the GPU facts first, the others name GPUs with them on the controller.
+COLLECTORS = {
+    "gpu": Collector("zhisuan.ops.gpu_info", GPU_INFO_ARGSPEC, collect_gpu_facts),
+    "gpu_bandwidth": Collector("zhisuan.ops.gpu_bandwidth", GPU_BANDWIDTH_ARGSPEC, collect_bandwidth),
+    "xid": Collector("zhisuan.ops.xid_info", XID_INFO_ARGSPEC, collect_xid_facts),
+    "dcgm": Collector("zhisuan.ops.dcgm_diag", DCGM_DIAG_ARGSPEC, collect_dcgm_diag, check_mode=False),
+    "dcgm_health": Collector("zhisuan.ops.dcgm_health", DCGM_HEALTH_ARGSPEC, collect_dcgm_health),
+    "tuning": Collector("zhisuan.ops.host_info", HOST_INFO_ARGSPEC, collect_host_facts),
+}
+ORDER = tuple(COLLECTORS)
+
+
+class FamilyModule(object):
+    """What a collect function uses of its module: the family's own validated options, and the real module's
+    warnings and check mode."""
+
+    def __init__(self, module, params):
+        self.params = params
+        self.warn = module.warn
+        self.check_mode = module.check_mode
+
+
+def _options(name, collector, given):
+    """The family's options with its module's defaults, or raises ValueError naming what was wrong."""
+    if not isinstance(given, dict):
+        raise ValueError("the options of %s must be a dictionary, got %s" % (name, type(given).__name__))
+    validated = ArgumentSpecValidator(collector.argspec).validate(
+        dict((key, value) for key, value in given.items() if value is not None))
+    if validated.error_messages:
+        raise ValueError("; ".join(validated.error_messages))
+    return validated.validated_parameters
+
+
+def collect_one(module, name, given):
+    """The result ``name``'s own module would have returned (``failed`` with its error fields when it failed,
+    ``skipped`` in check mode for a family that does not run there)."""
+    collector = COLLECTORS[name]
+    if module.check_mode and not collector.check_mode:
+        return {"skipped": True, "msg": "%s does not run in check mode" % collector.module}
+    try:
+        params = _options(name, collector, given or {})
+    except ValueError as exc:
+        return {"failed": True, "error_kind": "bad_option", "tool": collector.module,
+                "msg": "%s: %s" % (collector.module, exc)}
+    try:
+        check_timeout(params)
+        result = collector.collect(FamilyModule(module, params))
+    except ZhisuanError as exc:
+        return dict(failure_fields(exc), failed=True)
+    result.setdefault("changed", False)
+    return result
+
+
+def collect_families(module):
+    """``collected`` (family -> what its module returned) and ``timing`` (family -> seconds on the node)."""
+    options = module.params["options"] or {}
+    results, timing = {}, {}
+    for name in ORDER:
+        if name not in module.params["families"]:
+            continue
+        started = time.monotonic()
+        results[name] = collect_one(module, name, options.get(name))
+        timing[name] = round(time.monotonic() - started, 3)
+    return {"collected": results, "timing": timing}
