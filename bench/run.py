@@ -7,7 +7,10 @@ For each node count (32 and 64 by default), on one local-connection lab inventor
    runs below (their mean is the floor the ratios use, so that load drifting during the bench shows);
 2. the acceptance playbook (gpu, xid, dcgm: one zhisuan.ops.check task per node; results.json and the report);
 3. the inspection playbook (gpu, xid, dcgm health, tuning), linear and, with --free, with the free strategy;
-4. the pure cost of parsing and judging every node's nvidia-smi XML in-process.
+4. the pure cost of parsing and judging every node's nvidia-smi XML in-process;
+5. the tools floor of each run (bench/floor_tools.yml): the same node-side programs its families call, run by one
+   ansible.builtin.shell task per node - the run's ratio to it is what the collection adds above the unavoidable
+   work (parsing, judging, record, report and their tasks).
 Forks 16 and pipelining, as ansible.cfg sets them. Each node count is written to bench/out/bench-<N>.json, all of
 them to bench/out/bench.json, and printed.
 
@@ -85,13 +88,19 @@ def _run_one(nodes, args):
     def floor_run():
         return _timed([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor.yml")])
 
+    def tools_run(kind):
+        return _timed([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor_tools.yml"), "-e",
+                       "bench_kind=%s" % kind])
+
     result = {"nodes": nodes, "forks": 16, "load_before": round(os.getloadavg()[0], 2)}
     before = floor_run()
-    timed = {}
+    timed, tools = {}, {}
     if not args.skip_acceptance:
+        tools["acceptance"] = tools_run("acceptance")
         timed["acceptance"] = _timed([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "acceptance.yml")]
                                      + runs)
     if not args.skip_inspect:
+        tools["inspect"] = tools_run("inspect")
         for strategy in ("linear", "free") if args.free else ("linear",):
             timed["inspect_%s" % strategy] = _timed(
                 [playbook, "-i", inventory, os.path.join(REPO, "playbooks", "inspect.yml")] + runs
@@ -100,9 +109,14 @@ def _run_one(nodes, args):
     floor = (before + after) / 2
     result.update({"floor_ping_before_s": round(before, 2), "floor_ping_after_s": round(after, 2),
                    "floor_ping_s": round(floor, 2), "load_after": round(os.getloadavg()[0], 2)})
+    for kind, seconds in tools.items():
+        result["tools_floor_%s_s" % kind] = round(seconds, 2)
     for name, seconds in timed.items():
         result["%s_s" % name] = round(seconds, 2)
         result["ratio_%s_to_floor" % name] = round(seconds / floor, 2)
+        kind = name.split("_")[0]
+        if kind in tools:
+            result["ratio_%s_to_tools_floor" % name] = round(seconds / tools[kind], 2)
     pure, checks, judged = _pure_judge_seconds(inventory, nodes)
     result.update({"pure_parse_and_judge_s": round(pure, 4), "pure_checks": checks, "pure_nodes": judged,
                    "ratio_pure_judge_to_floor": round(pure / floor, 4)})

@@ -110,9 +110,14 @@ EXAMPLES = r"""
 RETURN = r"""
 checks:
   description: The check records of the kept families (see the collection's C(docs/results.md)).
-  returned: always
+  returned: when O(record) is not set (with O(record) they are in the host fact C(results_node_record) only)
   type: list
   elements: dict
+checks_kept:
+  description: How many checks this task added to the host fact C(results_node_record).
+  returned: when O(record) is set
+  type: int
+  sample: 245
 summary:
   description: The report facts of each kept family, by family (C(gpu), C(xid), C(dcgm), C(dcgm_health), C(tuning)).
   returned: always
