@@ -45,7 +45,7 @@ MODELS = {
     "t4": "nvidia-smi/q-x-tesla-t4-515.xml",
 }
 
-TOP_KEYS = {"name", "description", "defaults", "nodes", "network", "scheduler", "vars"}
+TOP_KEYS = {"name", "description", "defaults", "nodes", "network", "scheduler", "vars", "optional"}
 DEFAULT_KEYS = {"model", "capture", "gpus", "expected", "bmc", "baseline"}
 NODE_KEYS = {"model", "capture", "gpus", "expected", "faults", "bmc", "rack", "u", "baseline"}
 NODE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -113,6 +113,10 @@ for _kind in netplan.FAULT_KINDS:
         raise RuntimeError(f"lab: fault kind {_kind!r} is claimed by the network lab and by a simulator or the BMCs")
     FAULT_OWNERS[_kind] = netplan
 ALL_FAULT_KINDS.update(netplan.FAULT_KINDS)
+# optional simulators (OPTIONAL = True): a scenario lists them in `optional`; only then are their tools in the
+# nodes' zhisuan_tools (and, for ecn_sysfs, their files under the node's zhisuan_host_root)
+OPTIONAL_SIMS = dict((name, sim) for name, sim in SIMS.items() if getattr(sim, "OPTIONAL", False))
+OPTIONAL_TOOLS = dict((tool, name) for name, sim in OPTIONAL_SIMS.items() for tool in sim.TOOLS)
 
 
 def validate_faults(faults, node, where="faults"):
@@ -317,8 +321,60 @@ def load_scenario(path, count=None):
     lab_vars = doc.get("vars") or {}
     if not isinstance(lab_vars, dict) or any(not str(key).startswith("zhisuan_") for key in lab_vars):
         raise LabError(f"{where}: 'vars' must be a mapping of inventory variables named zhisuan_*")
+    optional = check_optional(doc.get("optional"), nodes, network, where)
     return {"name": str(doc.get("name") or path.stem), "path": str(path), "nodes": nodes, "network": network,
-            "scheduler": check_scheduler(doc.get("scheduler"), where), "vars": lab_vars}
+            "scheduler": check_scheduler(doc.get("scheduler"), where), "vars": lab_vars, "optional": optional}
+
+
+def check_optional(value, nodes, network, where):
+    """The scenario's ``optional`` simulators (a list of names of OPTIONAL_SIMS); a fault of an optional simulator
+    the scenario does not list is refused (it would change nothing)."""
+    value = [] if value is None else value
+    if not isinstance(value, list) or any(name not in OPTIONAL_SIMS for name in value):
+        raise LabError(f"{where}: 'optional' must be a list of optional lab simulators ({', '.join(sorted(OPTIONAL_SIMS))}), "
+                       f"got {value!r}")
+    if "ecn_sysfs" in value and not network:
+        raise LabError(f"{where}: optional 'ecn_sysfs' writes files per network port: it needs a 'network' (the SSH lab)")
+    check_optional_faults(value, nodes, where)
+    return sorted(set(value))
+
+
+def check_optional_faults(optional, nodes, where):
+    for node in nodes:
+        for fault in node["faults"]:
+            owner = FAULT_OWNERS.get(fault.get("kind"))
+            name = next((n for n, sim in OPTIONAL_SIMS.items() if sim is owner), None)
+            if name is not None and name not in optional:
+                raise LabError(f"{where}: node {node['name']}: fault {fault['kind']!r} belongs to the optional lab "
+                               f"simulator {name!r}; list it in the scenario's 'optional'")
+
+
+def write_ecn_roots(lab):
+    """ecn_sysfs: each node's ECN files under <lab>/nodes/<node>/root (its zhisuan_host_root)."""
+    if "ecn_sysfs" not in (lab.get("optional") or []):
+        return
+    for node in lab["nodes"]:
+        root = Path(lab["dir"]) / "nodes" / node["name"] / "root"
+        if root.exists():
+            shutil.rmtree(root)
+        OPTIONAL_SIMS["ecn_sysfs"].write_root(str(root), node.get("net_ports") or [], node["faults"])
+
+
+def ib_plan_links(lab):
+    """iblinkinfo: the planned InfiniBand links of the lab's nodes that the (unedited) fabric capture holds, and
+    its switch, for the cabling plan: ``(links, switches)``."""
+    if "iblinkinfo" not in (lab.get("optional") or []):
+        return [], {}
+    sim = OPTIONAL_SIMS["iblinkinfo"]
+    text = sim._read()
+    lines = text.splitlines(True)
+    _, peers = sim._switch_ports(lines)
+    switch_line = next(line for line in lines if line.startswith("Switch:"))
+    guid, name = sim._SWITCH_RE.match(switch_line.rstrip("\n")).groups()
+    names = set(node["name"] for node in lab["nodes"])
+    links = [{"node": node, "port": "%s/1" % sim.HCA, "fabric": "ib", "switch": name, "switch_port": peers["%s %s" % (node, sim.HCA)]}
+             for node in sim.capture_nodes() if node in names]
+    return links, ({name: {"tier": "leaf", "guid": guid}} if links else {})
 
 
 # ----------------------------------------------------------------------------------------------- SSH lab network
@@ -338,9 +394,13 @@ def _net_faults(nodes):
 def start_network(lab, network):
     """Build the SSH lab's namespaces/daemons; write the cabling plan and each node's LLDP client wrappers."""
     plan = check_network(network, lab["nodes"], "network")
+    intended = netplan.cabling_plan(plan)
+    ib_links, ib_switches = ib_plan_links(lab)  # optional iblinkinfo: the InfiniBand links the fabric capture holds
+    intended["links"].extend(ib_links)
+    intended["switches"].update(ib_switches)
     _write_atomic(Path(lab["dir"]) / netlab.CABLING_PLAN,
                   "# zhisuan lab: the INTENDED wiring of this lab (generated by lab/labctl.py from the scenario)\n"
-                  + yaml.safe_dump(netplan.cabling_plan(plan), default_flow_style=False, sort_keys=False))
+                  + yaml.safe_dump(intended, default_flow_style=False, sort_keys=False))
     info = netlab.up(lab["dir"], plan, _net_faults(lab["nodes"]))
     for node in lab["nodes"]:
         node["mgmt_address"] = info["plan"]["nodes"][node["name"]]["mgmt_address"]
@@ -449,9 +509,11 @@ def _wrapper_text(node_name, tool, state_path):
     )
 
 
-def tool_paths(bin_dir):
-    """zhisuan_tools of a lab node: every simulated program, keyed by its name with - -> _."""
-    return dict((tool.replace("-", "_"), str(Path(bin_dir) / tool)) for tool in sorted(TOOL_SIMS))
+def tool_paths(bin_dir, optional=()):
+    """zhisuan_tools of a lab node: every simulated program, keyed by its name with - -> _ (an optional
+    simulator's only when the scenario lists it in ``optional``)."""
+    return dict((tool.replace("-", "_"), str(Path(bin_dir) / tool)) for tool in sorted(TOOL_SIMS)
+                if tool not in OPTIONAL_TOOLS or OPTIONAL_TOOLS[tool] in optional)
 
 
 def _fault_text(fault):
@@ -504,8 +566,11 @@ def host_vars(lab, node):
             hv["zhisuan_" + key] = node[key]
     # the scenario's inventory variables (site thresholds, job sizes) first: the lab's own keys win
     hv.update(lab.get("vars") or {})
+    if "ecn_sysfs" in (lab.get("optional") or []):
+        # the node's sysfs reads (net_info's root) see its lab ECN files; nothing else of the node is there
+        hv["zhisuan_host_root"] = str(Path(lab["dir"]) / "nodes" / node["name"] / "root")
     hv.update({
-        "zhisuan_tools": dict(tool_paths(bin_dir), **extra_tools),
+        "zhisuan_tools": dict(tool_paths(bin_dir, lab.get("optional") or ()), **extra_tools),
         "zhisuan_expected": node["expected"],
         "zhisuan_lab_faults": faults,
         "zhisuan_lab_state": str(state_path),
@@ -609,6 +674,7 @@ def cmd_up(args):
         "inventory": str(inv),
         "nodes": scenario["nodes"],
         "vars": scenario.get("vars") or {},
+        "optional": scenario.get("optional") or [],
     }
     for node in lab["nodes"]:
         bin_dir, state_path = _node_paths(run_dir, node["name"])
@@ -630,6 +696,7 @@ def cmd_up(args):
             stop_bmcs(run_dir)
             stop_network(run_dir)
             raise
+    write_ecn_roots(lab)
     write_lab_files(lab)
     _print_lab(lab, inv, run_dir)
     return 0
@@ -681,7 +748,9 @@ def cmd_fault(args):
             new[key] = _parse_value(value)
         faults = node["faults"] + [new]
     node["faults"] = validate_faults(faults, node, f"{where}: faults")
+    check_optional_faults(lab.get("optional") or [], [node], f"lab {lab['dir']}")
     check_renders(node, where)
+    write_ecn_roots(lab)
     if lab.get("net"):  # the network faults of a running SSH lab are applied to its links at once
         netlab.apply_faults(lab["net"], _net_faults(lab["nodes"]))
     write_lab_files(lab)

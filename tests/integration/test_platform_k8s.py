@@ -2,15 +2,14 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The k8s and job families with the REAL kubectl against tests/lab/k8s_standin.py, a STAND-IN for the Kubernetes API
-server (no real API server can run where this is built). The nodes it serves are the real captured Node of
-tests/fixtures/k8s, renamed and edited per fault; the GPU pods are written per the v1 API (no real pod capture is in
-the fixtures). What this shows: what the role asks kubectl, and how it judges what kubectl returns - not that a real
-cluster answers the same."""
+server (no real API server can run where this is built). What it serves are the real captures of tests/fixtures/k8s
+edited by tests/lab/k8s_captures.py: the nodes are the captured rke2 GPU node renamed, made an 8-GPU H100 node and
+edited per fault; the device-plugin pods are a real kubelet pod (kube-proxy) relabelled as the GPU operator's
+device plugin, the crash an edit of its real container status. What this shows: what the role asks kubectl, and how
+it judges what kubectl returns - not that a real cluster answers the same."""
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 import shutil
 import sys
@@ -21,6 +20,7 @@ import yaml
 from .conftest import REPO, run_playbook
 
 sys.path.insert(0, os.path.join(REPO, "tests", "lab"))
+import k8s_captures as captures  # noqa: E402  pylint: disable=wrong-import-position
 import k8s_standin as standin  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
@@ -28,29 +28,16 @@ PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "platform.yml
 HOSTS = ("gpu01", "gpu02", "gpu03", "gpu04")
 
 
-def captured_node(name, ready=True, capacity="8", allocatable="8"):
-    with open(os.path.join(REPO, "tests", "fixtures", "k8s", "kubectl-get-nodes-gpu-rke2-nori.json"), encoding="utf-8") as handle:
-        node = copy.deepcopy(json.load(handle)["items"][0])
-    node["metadata"]["name"] = name
-    node["metadata"]["labels"]["kubernetes.io/hostname"] = name
-    node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3"
-    node["status"]["capacity"]["nvidia.com/gpu"] = capacity
-    node["status"]["allocatable"]["nvidia.com/gpu"] = allocatable
-    if not ready:
-        cond = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
-        cond.update(status="Unknown", reason="NodeStatusUnknown", message="Kubelet stopped posting node status.")
-    return node
+def captured_node(name, ready=True, allocatable=8):
+    """The captured node renamed, with 8 H100 GPUs (capacity, allocatable, GFD count and product edited)."""
+    node = captures.set_gpus(captures.node(name), capacity=8, allocatable=allocatable, count=8)
+    captures.set_gfd(node, product="NVIDIA-H100-80GB-HBM3")
+    return node if ready else captures.set_ready(node, "Unknown")
 
 
 def plugin_pod(node, crash=False):
-    pod = standin.pod("gpu-operator", "nvidia-device-plugin-daemonset-" + node[-2:], node, owner_kind="DaemonSet",
-                      owner_name="nvidia-device-plugin-daemonset")
-    state = ({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}} if crash
-             else {"running": {"startedAt": "2025-03-19T20:45:00Z"}})
-    pod["status"]["containerStatuses"] = [{
-        "name": "nvidia-device-plugin", "ready": not crash, "restartCount": 12 if crash else 0, "state": state,
-        "lastState": {"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": "2025-03-19T23:10:00Z"}} if crash else {}}]
-    return pod
+    pod = captures.gpu_pod("device_plugin", node, suffix="%s7k2p" % node[-1])
+    return captures.crash_loop(pod) if crash else pod
 
 
 @pytest.fixture
@@ -58,11 +45,11 @@ def cluster(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     with open(os.path.join(REPO, "tests", "fixtures", "joblog", "pytorch-watchdog-timeout-basicsr-737.log"), encoding="utf-8") as handle:
         lines = handle.read().splitlines()
-    job_pod = standin.pod("ml", "train-k-worker-0", "gpu01", owner_kind="Job", owner_name="train-k", labels={"job-name": "train-k"})
-    job_pod["status"]["phase"] = "Failed"
+    job_pod = standin.pod("ml", "train-k-worker-0", "gpu01", owner_kind="Job", owner_name="train-k", phase="Failed",
+                          labels={"job-name": "train-k"})
     log = "".join("2026-11-30T10:42:%02d.000000000Z %s\n" % (i, line) for i, line in enumerate(lines))
     server = standin.serve(
-        nodes=[captured_node("gpu01"), captured_node("gpu02", ready=False), captured_node("gpu03", allocatable="6"),
+        nodes=[captured_node("gpu01"), captured_node("gpu02", ready=False), captured_node("gpu03", allocatable=6),
                captured_node("gpu04")],
         pods=[plugin_pod("gpu01"), plugin_pod("gpu02"), plugin_pod("gpu03"), plugin_pod("gpu04", crash=True), job_pod],
         logs={("ml", "train-k-worker-0"): log})
@@ -93,8 +80,9 @@ def test_acceptance_tags_k8s_judges_every_gpu_node(tmp_path, cluster):
     assert document["hosts"]["gpu01"]["status"] == "pass", document["hosts"]["gpu01"]["checks"]
     ready = check(document, "gpu02", "k8s.node.ready")
     assert (ready["status"], ready["remedy"], ready["observed"]) == ("fail", "investigate", "Unknown")
+    assert "Kubelet stopped posting node status." in ready["evidence"]
     alloc = check(document, "gpu03", "k8s.gpu.allocatable")
-    assert (alloc["status"], alloc["observed"]) == ("fail", 6)
+    assert (alloc["status"], alloc["remedy"], alloc["observed"]) == ("fail", "investigate", 6)
     plugin = check(document, "gpu04", "k8s.pod.device_plugin")
     assert (plugin["status"], plugin["remedy"], plugin["observed"]) == ("fail", "restart_app", "CrashLoopBackOff")
     assert "last terminated: Error (exit 1)" in plugin["evidence"]

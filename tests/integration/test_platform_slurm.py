@@ -75,7 +75,8 @@ def inventory(tmp_path, lab):
     doc = {"gpu_nodes": {"hosts": hosts, "vars": {
         "zhisuan_scheduler": "slurm", "zhisuan_tools": {"scontrol": lab["tools"]["scontrol"]},
         "zhisuan_expected": {"gpu_count": 8}, "zhisuan_slurm_jobcomp": lab["jobcomp"],
-        "zhisuan_quality": {"throughput": 30000, "flops_per_unit": 4.2e10, "gpus": 16, "peak_tflops": 989}}}}
+        # no peak_tflops: the MFU's dense peak is the A100 profile's peak_tflops.bf16_dense (312)
+        "zhisuan_gpu_profile": "A100", "zhisuan_quality": {"throughput": 30000, "flops_per_unit": 4.2e10, "gpus": 16}}}}
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(doc))
     return str(path)
@@ -113,7 +114,9 @@ def test_slurm_family_and_a_job_killed_by_an_nccl_timeout(tmp_path, lab):
     quality = document["cluster"]["quality"]
     assert quality["effective_training_time"]["value"] is not None and quality["effective_training_time"]["inputs"]["attempts"]
     assert quality["cluster_compute_availability"]["value"] == 0.4
-    assert quality["mfu"]["value"] == pytest.approx(30000 * 4.2e10 / (16 * 989e12), abs=1e-4)
+    assert quality["mfu"]["value"] == pytest.approx(30000 * 4.2e10 / (16 * 312e12), abs=1e-4)
+    assert quality["mfu"]["inputs"]["peak_tflops_dense"] == 312
+    assert quality["mfu"]["inputs"]["peak_tflops_source"] == "profile a100 peak_tflops.bf16_dense"
 
 
 def test_a_silent_running_job_is_a_hang(tmp_path, lab):

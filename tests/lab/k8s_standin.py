@@ -12,7 +12,11 @@ patch of maps), pods (list with a spec.nodeName field selector, GET, eviction), 
 
 It is NOT Kubernetes: no admission, no watch, no resourceVersion conflicts, no controllers except one: like the node
 lifecycle controller it keeps the ``node.kubernetes.io/unschedulable`` taint in step with ``spec.unschedulable``. The
-objects it serves follow the v1 API reference (Node, Pod, Status); they are written here, not captured.
+Nodes and Pods it serves are REAL captures (tests/fixtures/k8s, byte-exact) edited by k8s_captures.py: ``node()`` is
+the captured rke2 GPU node renamed, ``pod()`` a captured kubelet pod relabelled; the discovery documents and the
+Status errors are written here per the v1 API reference. A list returns its items as stored (a real API server
+leaves ``kind``/``apiVersion`` out of list items, as the kubelet's pod capture does); a single object is returned
+with them.
 
     serve(nodes, pods, daemonsets) -> StandIn (.url, .nodes, .pods, .requests, .close())
     write_kubeconfig(path, url)
@@ -25,6 +29,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlparse
+
+import k8s_captures as captures
 
 VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-zhisuan-standin", "platform": "linux/amd64"}
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -57,19 +63,12 @@ DISCOVERY = {
 
 
 def node(name, ready=True, unschedulable=False, annotations=None):
-    """A v1 Node as the API server returns it (fields per the API reference)."""
-    obj = {"kind": "Node", "apiVersion": "v1",
-           "metadata": {"name": name, "uid": "standin-node-" + name, "resourceVersion": "1", "creationTimestamp": "2026-11-30T00:00:00Z",
-                        "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
-                        "annotations": dict(annotations or {})},
-           "spec": {},
-           "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                      "reason": "KubeletReady" if ready else "KubeletNotReady",
-                                      "lastHeartbeatTime": "2026-11-30T23:00:00Z", "lastTransitionTime": "2026-11-30T00:00:00Z"}],
-                      "capacity": {"cpu": "128", "nvidia.com/gpu": "8", "pods": "110"},
-                      "allocatable": {"cpu": "128", "nvidia.com/gpu": "8", "pods": "110"},
-                      "nodeInfo": {"kubeletVersion": "v1.32.0", "osImage": "Ubuntu 22.04.4 LTS", "architecture": "amd64",
-                                   "operatingSystem": "linux", "containerRuntimeVersion": "containerd://1.7.12"}}}
+    """The captured GPU Node renamed to ``name`` (k8s_captures.node); ``ready`` False: k8s_captures.set_ready
+    "False"; ``unschedulable``: ``spec.unschedulable`` and its taint; ``annotations`` added to the captured ones."""
+    obj = captures.node(name)
+    if not ready:
+        captures.set_ready(obj, "False")
+    obj["metadata"]["annotations"].update(annotations or {})
     if unschedulable:
         obj["spec"]["unschedulable"] = True
     _sync_taint(obj)
@@ -77,16 +76,17 @@ def node(name, ready=True, unschedulable=False, annotations=None):
 
 
 def pod(namespace, name, node_name, owner_kind="ReplicaSet", owner_name=None, phase="Running", labels=None):
-    """A v1 Pod bound to ``node_name``; ``owner_kind`` None for a bare pod."""
-    meta = {"name": name, "namespace": namespace, "uid": "standin-pod-%s-%s" % (namespace, name), "resourceVersion": "1",
-            "labels": dict(labels or {})}
-    if owner_kind:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner_kind, "name": owner_name or name.rsplit("-", 1)[0],
-                                    "uid": "standin-owner-" + name, "controller": True, "blockOwnerDeletion": True}]
-    return {"kind": "Pod", "apiVersion": "v1", "metadata": meta,
-            "spec": {"nodeName": node_name, "containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"}],
-                     "terminationGracePeriodSeconds": 0},
-            "status": {"phase": phase}}
+    """A pod bound to ``node_name``: the captured one-container kubelet pod relabelled (k8s_captures.workload_pod);
+    ``owner_kind`` None for a bare pod; ``phase`` Succeeded/Failed: k8s_captures.finished."""
+    obj = captures.workload_pod(namespace, name, node_name, owner_kind, owner_name, labels)
+    if phase != "Running":
+        captures.finished(obj, phase)
+    return obj
+
+
+def _typed(obj, kind):
+    """A single object as the API server returns it: with ``kind`` and ``apiVersion``."""
+    return dict({"kind": kind, "apiVersion": "v1"}, **obj)
 
 
 def _sync_taint(obj):
@@ -194,7 +194,7 @@ class StandIn(object):
                 self._bump(obj)
             elif method != "GET":
                 return _status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-            return 200, obj
+            return 200, _typed(obj, "Node")
         if parts == ["api", "v1", "nodes"] and method == "GET":
             return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)},
                          "items": [obj for _, obj in sorted(self.nodes.items())]}
@@ -227,10 +227,10 @@ class StandIn(object):
                 del self.pods[key]
                 return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
             if len(parts) == 6 and method == "GET":
-                return 200, obj
+                return 200, _typed(obj, "Pod")
             if len(parts) == 6 and method == "DELETE":
                 del self.pods[key]
-                return 200, obj
+                return 200, _typed(obj, "Pod")
         if parts[:3] == ["apis", "apps", "v1"] and len(parts) == 7 and parts[3] == "namespaces" and parts[5] == "daemonsets":
             if (parts[4], parts[6]) in self.daemonsets:
                 return 200, {"kind": "DaemonSet", "apiVersion": "apps/v1", "metadata": {"name": parts[6], "namespace": parts[4]},

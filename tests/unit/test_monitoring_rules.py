@@ -27,6 +27,8 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import lo
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 ROLE = os.path.join(ROOT, "roles", "monitoring")
 TEMPLATE = os.path.join(ROLE, "templates", "zhisuan-gpu-alerts.rules.yml.j2")
+ALERT_DATA = os.path.join(ROOT, "collections", "ansible_collections", "zhisuan", "ops", "data", "monitoring",
+                          "alert-rules.yml")
 RULE_TESTS = sorted(glob.glob(os.path.join(ROOT, "tests", "monitoring", "*.yml")))
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool is not installed (apt install prometheus)")
@@ -37,8 +39,16 @@ def _defaults():
         return yaml.safe_load(handle)
 
 
-def render(variables=None):
-    """The rules file as the role's template task writes it (the template's #jinja2 header sets [[ ]] delimiters)."""
+def alert_data():
+    """The collection's alert rules data (data/monitoring/alert-rules.yml), the one source of the rules file."""
+    with open(ALERT_DATA, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def render(variables=None, data=None):
+    """The rules file as the role's template task writes it (the template's #jinja2 header sets [[ ]] delimiters):
+    the alert rules data, with the role's values (its defaults, ``variables`` over them) of the variables the data
+    names (tasks/rules.yml: _monitoring_alert_rules, _monitoring_alert_values)."""
     with open(TEMPLATE) as handle:
         header, body = handle.read().split("\n", 1)
     assert header == "#jinja2: variable_start_string:'[[', variable_end_string:']]'"
@@ -46,7 +56,9 @@ def render(variables=None):
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     values = _defaults()
     values.update(variables or {})
-    return env.from_string(body).render(**values)
+    data = alert_data() if data is None else data
+    return env.from_string(body).render(_monitoring_alert_rules=data, _monitoring_alert_values=dict(
+        (name, values[name]) for name in data["parameters"]))
 
 
 def _rules():
@@ -211,3 +223,111 @@ def test_every_metric_of_the_alert_rules_has_a_panel():
     alerts = set(re.findall(r"alert: (\w+)", rules))
     described = " ".join(panel.get("description", "") for path in DASHBOARDS for panel in _dashboard(path)["panels"])
     assert any(alert in described for alert in alerts)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one source of truth: the rules file is the collection's alert rules data (data/monitoring/alert-rules.yml)
+
+PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
+
+
+def _fill(text, values, code=None):
+    """The data's ${name} placeholders filled the way the rules file must show them (lists joined with ", ")."""
+    def value(match):
+        name = match.group(1)
+        if name == "code":
+            assert code is not None, text
+            return str(code)
+        found = values[name]
+        return ", ".join(str(item) for item in found) if isinstance(found, list) else str(found)
+    return PLACEHOLDER.sub(value, text)
+
+
+def _expected_rules(data, values):
+    """What each rule of the data must become in Prometheus' rules file, computed apart from the template."""
+    groups = []
+    for group in data["groups"]:
+        rules = []
+        for rule in group["rules"]:
+            if "codes" in rule:
+                codes = [code for variable in rule["codes"] for code in values[variable]]
+                expr = " or ".join(_fill(rule["expr"], values, code) for code in codes)
+            else:
+                expr = " ".join(_fill(rule["expr"], values).split())
+            out = {"alert": rule["alert"], "expr": expr,
+                   "labels": {"severity": rule["severity"], "remedy": rule["remedy"]},
+                   "annotations": {"check_id": rule["check_id"], "summary": _fill(rule["summary"], values)}}
+            if "description" in rule:
+                out["annotations"]["description"] = _fill(rule["description"], values)
+            if "for" in rule:
+                out["for"] = _fill(rule["for"], values)
+            rules.append(out)
+        groups.append({"name": group["name"], "rules": rules})
+    return {"groups": groups}
+
+
+@pytest.mark.parametrize("variables", [None, {"monitoring_remapped_rows_uncorrectable_max": 600,
+                                              "monitoring_xid_reseat_codes": [54, 99],
+                                              "monitoring_alert_for": "5m"}])
+def test_the_rules_file_is_the_alert_rules_data(variables):
+    values = dict(_defaults(), **(variables or {}))
+    rendered = yaml.safe_load(render(variables))
+    assert rendered == _expected_rules(alert_data(), values)
+    assert [rule["alert"] for group in rendered["groups"] for rule in group["rules"]] == \
+        [rule["alert"] for group in alert_data()["groups"] for rule in group["rules"]]
+    if variables:
+        text = render(variables)
+        assert "DCGM_FI_DEV_XID_ERRORS == 54\n          or DCGM_FI_DEV_XID_ERRORS == 99\n" in text
+        assert "(more than 600): RMA" in text and "for: 5m" in text and "for: 1m" not in text
+
+
+def test_a_rule_changed_in_the_data_changes_the_rules_file():
+    data = alert_data()
+    rule = data["groups"][1]["rules"][0]
+    rule.update(severity="warning", expr="DCGM_FI_DEV_ECC_DBE_VOL_TOTAL\n> ${monitoring_ecc_volatile_uncorrected_max} + 1",
+                summary='ECC "quoted" \\ text')
+    data["groups"][1]["rules"].append({"alert": "GpuExtra", "expr": "up == 0", "for": "2m", "severity": "critical",
+                                       "remedy": "investigate", "check_id": "gpu.collect", "summary": "down",
+                                       "meaning": "m", "action": "a"})
+    rendered = yaml.safe_load(render(data=data))
+    assert rendered == _expected_rules(data, _defaults())
+    memory = rendered["groups"][1]["rules"]
+    assert memory[0]["labels"]["severity"] == "warning" and memory[0]["expr"] == "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL > 0 + 1"
+    assert memory[0]["annotations"]["summary"] == 'ECC "quoted" \\ text'
+    assert memory[-1] == {"alert": "GpuExtra", "expr": "up == 0", "for": "2m",
+                          "labels": {"severity": "critical", "remedy": "investigate"},
+                          "annotations": {"check_id": "gpu.collect", "summary": "down"}}
+
+
+def test_the_data_names_only_role_variables_and_every_rule_is_complete():
+    data = alert_data()
+    defaults = _defaults()
+    used = set()
+    for group in data["groups"]:
+        for rule in group["rules"]:
+            assert set(rule) <= {"alert", "expr", "codes", "for", "severity", "remedy", "check_id", "summary",
+                                 "description", "meaning", "action"}, rule["alert"]
+            for key in ("alert", "expr", "severity", "remedy", "check_id", "summary", "meaning", "action"):
+                assert isinstance(rule.get(key), str) and rule[key].strip(), (rule["alert"], key)
+            assert rule["severity"] in ("critical", "warning") and rule["remedy"] in REMEDIES, rule["alert"]
+            for key in ("expr", "for", "summary", "description"):
+                used.update(PLACEHOLDER.findall(rule.get(key, "")))
+            used.update(rule.get("codes", []))
+            assert ("${code}" in rule["expr"]) == ("codes" in rule), rule["alert"]
+    used.discard("code")
+    assert sorted(used) == sorted(data["parameters"])
+    assert sorted(set(data["parameters"]) - set(defaults)) == []
+    names = [rule["alert"] for group in data["groups"] for rule in group["rules"]]
+    assert len(names) == len(set(names)) == 19
+
+
+def test_the_role_reads_the_collections_data_file():
+    with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
+        text = handle.read()
+    default = _defaults()["monitoring_alert_rules_file"]
+    assert default.startswith("{{ role_path }}/") and "monitoring_alert_rules_file" in text
+    assert os.path.normpath(default.replace("{{ role_path }}", ROLE)) == ALERT_DATA
+    with open(os.path.join(ROLE, "tasks", "rules.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    install = [task for task in tasks if task["name"] == "Install the zhisuan.ops alert rules"][0]
+    assert "monitoring_alert_rules_file" in install["vars"]["_monitoring_alert_rules"]

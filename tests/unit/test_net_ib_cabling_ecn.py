@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 16 item 3: InfiniBand cabling from the fabric's own view (iblinkinfo) and RoCE ECN / DSCP consistency.
 
-Inputs are the real captures: an ``iblinkinfo`` run on an EDR fabric (one SB7700 switch, two CAs) and a node's
+Inputs are the real captures: an ``iblinkinfo`` run on an EDR fabric (one SB7700 switch, two CAs), the LegoOS
+README's ``iblinkinfo`` excerpt (three CAs on an IS5035, cut by its author with ``...``) and a node's
 ``rdma-qos.sh q`` report of its ECN sysfs files and ``mlnx_qos`` trust/PFC; the faults are edits of those captures.
 """
 
@@ -21,6 +22,12 @@ FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures")
 IBLINKINFO = "iblinkinfo-edr-sb7700-2ca-1switch.txt"
 RDMA_QOS_Q = "rdma-qos-q-eth0-mlx5_0-ecn-all-prios.txt"
 SWITCH = "MF0;SB7700:MSB7700/U1"
+# WukLab/LegoOS README.md (GPL-2.0): three CA blocks, no Switch section; the author cut the rest with "..."
+LEGOOS = "iblinkinfo-legoos-is5035-3ca-excerpt.txt"
+LEGOOS_SWITCH = "MF0;wuklab-ibsw:IS5035/U1"
+LEGOOS_PLAN = {"links": [{"node": "wuklab%02d" % index, "port": "mlx4_0/1", "switch": "ibsw", "switch_port": index + 1}
+                         for index in range(3)],
+               "switches": {"ibsw": {"tier": "leaf"}}}
 
 PLAN = {"links": [{"node": "n01", "port": "HCA-1/1", "switch": "leaf01", "switch_port": 18},
                   {"node": "n02", "port": "HCA-1/1", "switch": "leaf01", "switch_port": 17},
@@ -77,6 +84,28 @@ def test_iblinkinfo_without_a_node_header_is_a_parse_error(text):
     assert info.value.tool == "iblinkinfo"
 
 
+def test_iblinkinfo_reads_the_legoos_excerpt_and_reports_its_elisions():
+    warnings = []
+    fabric = iblinkinfo.parse_iblinkinfo(_read("ib", LEGOOS), warn=warnings.append)
+    # the author's two "..." lines are reported, not read and not fatal
+    assert warnings == ["iblinkinfo: skipped an elision line '...': the output was cut, the fabric view is partial"] * 2
+    assert [(node["type"], node["name"], node["guid"]) for node in fabric["nodes"]] == [
+        ("CA", "wuklab00 mlx4_0", None), ("CA", "wuklab01 mlx4_0", None), ("CA", "wuklab02 mlx4_0", None)]
+    assert fabric["nodes"][1]["ports"] == [{
+        "guid": "0xe41d2d0300309301", "lid": 27, "port": 1, "width": "4X", "speed": "10.0", "state": "Active",
+        "phys_state": "LinkUp", "peer_lid": 22, "peer_port": 2, "peer_name": LEGOOS_SWITCH}]
+
+
+def test_iblinkinfo_legoos_links_are_the_three_ca_to_switch_port_links():
+    links = iblinkinfo.fabric_facts(_read("ib", LEGOOS))["links"]
+    assert [(link["host"], link["hca"], link["port"], link["switch"], link["switch_port"], link["source"], link["up"])
+            for link in links] == [("wuklab00", "mlx4_0", 1, LEGOOS_SWITCH, 1, "ca", True),
+                                   ("wuklab01", "mlx4_0", 1, LEGOOS_SWITCH, 2, "ca", True),
+                                   ("wuklab02", "mlx4_0", 1, LEGOOS_SWITCH, 3, "ca", True)]
+    # no Switch section in the excerpt: the switch GUID is unknown, not guessed
+    assert set(link["switch_guid"] for link in links) == set([None])
+
+
 # --- IB cabling judge ----------------------------------------------------------------------------------------
 
 
@@ -116,6 +145,67 @@ def test_ib_cabling_pulled_cable_is_missing():
     missing = _by(checks["n01"], "cabling.ib.hca_1_1.neighbor")
     assert (missing["status"], missing["remedy"], missing["observed"]) == ("fail", "check_cable", "no live link")
     assert _by(checks["n02"], "cabling.ib.hca_1_1.neighbor")["status"] == "pass"
+
+
+def _legoos_moved(port):
+    """The LegoOS excerpt edited: wuklab01's cable moved from switch port 2 to ``port`` (its CA line; columns kept)."""
+    text = _read("ib", LEGOOS)
+    edited = text.replace("      22    2[  ]", "      22 %4d[  ]" % port)
+    assert edited != text and len(edited) == len(text)
+    return edited
+
+
+def test_ib_cabling_on_the_legoos_excerpt_passes_and_a_moved_cable_fails():
+    plan = copy.deepcopy(LEGOOS_PLAN)
+    for link in plan["links"]:
+        link["switch"] = LEGOOS_SWITCH  # the switch named by its NodeDescription, as the CA lines name it
+    checks = _ib_cabling.judge_ib_cabling(_view(_read("ib", LEGOOS)), plan)
+    assert sorted(checks) == ["wuklab00", "wuklab01", "wuklab02"]
+    assert [(c["id"], c["status"], c["observed"]) for node in sorted(checks) for c in checks[node]] == [
+        ("cabling.ib.mlx4_0_1.neighbor", "pass", "%s port %d" % (LEGOOS_SWITCH, port)) for port in (1, 2, 3)]
+    checks = _ib_cabling.judge_ib_cabling(_view(_legoos_moved(4)), plan)
+    bad = _by(checks["wuklab01"], "cabling.ib.mlx4_0_1.neighbor")
+    assert (bad["status"], bad["remedy"], bad["observed"]) == ("fail", "check_cable", "%s port 4" % LEGOOS_SWITCH)
+    assert bad["message"] == ("wuklab01 mlx4_0/1 is miswired: the fabric sees it on %s port 4, the plan says %s port 2"
+                              % (LEGOOS_SWITCH, LEGOOS_SWITCH))
+    assert [_by(checks[node], "cabling.ib.mlx4_0_1.neighbor")["status"] for node in ("wuklab00", "wuklab02")] == [
+        "pass", "pass"]
+    assert [row["status"] for row in _ib_cabling.ib_cabling_map(_view(_legoos_moved(4)), plan)] == [
+        "ok", "miswired", "ok"]
+
+
+def test_ib_cabling_legoos_switch_without_a_guid_is_unconfirmed_not_passed_nor_miswired():
+    # the plan names the switch "ibsw" (with a GUID): the CA-only excerpt names it only by its description, no GUID
+    plan = copy.deepcopy(LEGOOS_PLAN)
+    plan["switches"]["ibsw"]["guid"] = "0x0002c90200000001"
+    checks = _ib_cabling.judge_ib_cabling(_view(_read("ib", LEGOOS)), plan)
+    found = [_by(checks[node], "cabling.ib.mlx4_0_1.neighbor") for node in sorted(checks)]
+    assert [(c["status"], c["remedy"]) for c in found] == [("warn", "investigate")] * 3
+    assert found[1]["message"] == (
+        "wuklab01 mlx4_0/1 is on port 2 of the switch the fabric names '%s', but the view gives no GUID for it (no "
+        "Switch section), so it cannot confirm it is the plan's ibsw: name the switch in the plan by that description "
+        "or take a view that includes the switch" % LEGOOS_SWITCH)
+    assert [row["status"] for row in _ib_cabling.ib_cabling_map(_view(_read("ib", LEGOOS)), plan)] == ["unknown"] * 3
+    # on another port than the plan's it is miswired whatever the switch is
+    moved = _ib_cabling.judge_ib_cabling(_view(_legoos_moved(4)), plan)
+    assert [_by(moved[node], "cabling.ib.mlx4_0_1.neighbor")["status"] for node in sorted(moved)] == [
+        "warn", "fail", "warn"]
+
+
+def test_ib_cabling_switch_guid_in_the_view_that_is_not_the_plans_is_miswired():
+    # the SB7700 capture has a Switch section: its GUID is known, and a plan GUID that differs is another switch
+    plan = copy.deepcopy(PLAN)
+    plan["switches"]["leaf01"]["guid"] = "0x0002c90200000001"
+    checks = _ib_cabling.judge_ib_cabling(_view(_read("ib", IBLINKINFO)), plan)
+    bad = _by(checks["n01"], "cabling.ib.hca_1_1.neighbor")
+    assert (bad["status"], bad["remedy"]) == ("fail", "check_cable")
+
+
+def test_ib_cabling_node_cut_from_the_legoos_excerpt_is_missing():
+    # a planned node the excerpt does not show (the author cut it with "...") has no live link in this view
+    plan = {"links": [{"node": "wuklab03", "port": "mlx4_0/1", "switch": LEGOOS_SWITCH, "switch_port": 4}]}
+    [check] = _ib_cabling.judge_ib_cabling(_view(_read("ib", LEGOOS)), plan)["wuklab03"]
+    assert (check["status"], check["remedy"], check["observed"]) == ("fail", "check_cable", "no live link")
 
 
 def test_ib_cabling_unplanned_port_warns_and_plan_switch_by_description():

@@ -38,12 +38,14 @@ NUMERIC_FIELDS = (
     ("nccl", "judge_bytes"),
     ("nccl", "busbw_floor_gbs", "all_gather_perf"),
     ("nccl", "cluster_busbw_floor_gbs", "all_reduce_perf"),
+    ("peak_tflops", "bf16_dense"),
+    ("peak_tflops", "fp8_dense"),
 )
 BURN_FLOORS = ("gflops_floor_fp32", "gflops_floor_fp32_tc", "gflops_floor_fp64", "gflops_floor_fp64_tc")
 # Every model the delivery guide names (DESIGN.md "Model profiles"), plus the variants shipped beside them.
 GUIDE_MODELS = ("gb300", "b300", "gb200", "b200", "h200", "h100", "h800", "h20", "l20", "l40s", "a100")
 REQUIRED_NUMBERS = (("gpu_count",), ("memory_total_mib_min",), ("power_limit_w",),
-                    ("temperature", "gpu_warn_margin_c"))
+                    ("temperature", "gpu_warn_margin_c"), ("peak_tflops", "bf16_dense"))
 TAG = re.compile(r"\[(V|S|U)\]")
 NUMBER_LINE = re.compile(r"^\s*[A-Za-z0-9_]+:\s*-?\d+(\.\d+)?\s*(#.*)?$")
 NULL_LINE = re.compile(r"^\s*[A-Za-z0-9_]+:\s*null\s*(#.*)?$")
@@ -191,3 +193,14 @@ def test_new_blackwell_ultra_profiles():
 def test_a_profile_is_named_in_any_case(written, meant):
     """Vendors and the README write H100; the profile files are named h100: both name the same profile."""
     assert _profiles.resolve_profile_name(written, load_profiles()) == meant
+
+
+def test_dense_peaks_are_dense_and_fp8_only_from_hopper_on():
+    profiles = load_profiles()
+    # dense (no sparsity) figures of the datasheets: H100 SXM BF16 989 / FP8 1979, A100 BF16 312 and no FP8
+    assert (profiles["h100"]["peak_tflops"]["bf16_dense"], profiles["h100"]["peak_tflops"]["fp8_dense"]) == (989, 1979)
+    assert (profiles["a100"]["peak_tflops"]["bf16_dense"], profiles["a100"]["peak_tflops"]["fp8_dense"]) == (312, None)
+    for name, profile in profiles.items():
+        peak = profile["peak_tflops"]
+        if peak["fp8_dense"] is not None:
+            assert peak["fp8_dense"] == pytest.approx(2 * peak["bf16_dense"], rel=0.02), name  # L40S: 733 vs 362.05

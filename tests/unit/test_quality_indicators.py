@@ -57,3 +57,35 @@ def test_availability_and_the_filter():
     assert set(out) == {"mfu", "effective_training_time", "long_stable_training_time", "task_recovery_time",
                         "cluster_compute_availability"}
     assert out["task_recovery_time"]["value"] == 4 and out["cluster_compute_availability"]["value"] == 0.75
+
+
+def test_mfu_takes_the_profiles_dense_peak_when_none_is_given():
+    got = quality_indicators([r for r in RECORDS if r["id"] == "2"], throughput=30000, flops_per_unit=4.2e10, gpus=16,
+                             profile="H100")["mfu"]
+    assert got["value"] == pytest.approx(30000 * 4.2e10 / (16 * 989e12), abs=1e-4)
+    assert got["inputs"]["peak_tflops_dense"] == 989 and got["inputs"]["peak_tflops_source"] == "profile h100 peak_tflops.bf16_dense"
+    fp8 = quality_indicators([], throughput=30000, flops_per_unit=4.2e10, gpus=16, profile="h100", precision="FP8")["mfu"]
+    assert fp8["inputs"]["peak_tflops_dense"] == 1979 and fp8["value"] == pytest.approx(30000 * 4.2e10 / (16 * 1979e12), abs=1e-4)
+
+
+def test_a_given_peak_wins_over_the_profile():
+    got = quality_indicators([], throughput=30000, flops_per_unit=4.2e10, gpus=16, peak_tflops=900, profile="H100")["mfu"]
+    assert got["inputs"]["peak_tflops_dense"] == 900 and got["inputs"]["peak_tflops_source"] == "given"
+
+
+@pytest.mark.parametrize("profile, precision, problem", [
+    (None, "bf16", "no GPU profile (zhisuan_gpu_profile) to read the dense peak from"),
+    ("Z9000", "bf16", "GPU profile 'Z9000' is not known"),
+    ("A100", "fp8", "GPU profile a100 has no peak_tflops.fp8_dense"),
+    ("H100", "int4", "precision 'int4' is not one of bf16, fp16, fp8, tf32"),
+])
+def test_mfu_without_a_known_peak_says_why(profile, precision, problem):
+    got = quality.indicators([], throughput=30000, flops_per_unit=4.2e10, gpus=16, profile=profile, precision=precision)["mfu"]
+    assert got["value"] is None and got["missing"] == ["peak_tflops_dense"] and got["inputs"]["peak_tflops_problem"] == problem
+
+
+def test_profile_peak_reads_the_given_profiles():
+    profiles = {"x1": {"name": "x1", "match": ["X1"], "peak_tflops": {"bf16_dense": 100, "fp8_dense": None}}}
+    assert quality.profile_peak("X1", "bf16", profiles) == (100.0, "profile x1 peak_tflops.bf16_dense", None)
+    assert quality.profile_peak("x1", "fp8", profiles)[2] == "GPU profile x1 has no peak_tflops.fp8_dense"
+

@@ -24,6 +24,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     collection_version,
     host_inputs,
     host_record,
+    site_of,
     summary_lines,
     validate,
     write_results,
@@ -125,6 +126,12 @@ class ActionModule(ActionBase):
             "hosts_total": len(hosts),
             "families": args["families"],
         }
+        # run.site: the site's name, service level and contacts the results role's start kept (inventory)
+        site, problems = site_of((hostvars["localhost"] if "localhost" in hostvars else {}).get("results_run_site"))
+        for problem in problems:
+            self._display.warning("zhisuan.ops.results: run.site: %s" % problem)
+        if site:
+            run["site"] = site
         cluster_checks = list(args["cluster_checks"])
         if args["fleet_baseline"]:
             cluster_checks += _fleet_baseline(hosts)

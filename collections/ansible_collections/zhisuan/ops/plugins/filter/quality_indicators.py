@@ -33,8 +33,18 @@ options:
     description: GPUs the job ran on.
     type: int
   peak_tflops:
-    description: Dense (non-sparse) peak TFLOPS of one GPU in the job's precision.
+    description:
+      - Dense (non-sparse) peak TFLOPS of one GPU in the job's precision.
+      - When not given, the dense peak of the GPU profile O(profile) in O(precision) is used (its C(peak_tflops.<precision>_dense)).
     type: float
+  profile:
+    description: The GPU profile (C(zhisuan_gpu_profile), for example C(H100)) whose dense peak is used when O(peak_tflops) is not given.
+    type: str
+  precision:
+    description: The job's training precision, which of the profile's dense peaks to use.
+    type: str
+    choices: [bf16, fp16, fp8, tf32]
+    default: bf16
   usable_gpus:
     description: GPUs the scheduler can hand out (the C(data.gpus_usable) or C(data.gpus_allocatable) of the cluster checks).
     type: int
@@ -50,6 +60,10 @@ EXAMPLES = r"""
 - name: Quality indicators of a job
   ansible.builtin.set_fact:
     quality: "{{ job.job.attempts | zhisuan.ops.quality_indicators(throughput=52000, flops_per_unit=4.2e10, gpus=64, peak_tflops=989) }}"
+
+- name: The same, with the dense BF16 peak of the H100 profile (989 TFLOPS)
+  ansible.builtin.set_fact:
+    quality: "{{ job.job.attempts | zhisuan.ops.quality_indicators(throughput=52000, flops_per_unit=4.2e10, gpus=64, profile='H100') }}"
 """
 
 RETURN = r"""
@@ -65,13 +79,14 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._quality import indica
 
 
 def quality_indicators(attempts, throughput=None, flops_per_unit=None, gpus=None, peak_tflops=None, usable_gpus=None,
-                       installed_gpus=None, source=None):
+                       installed_gpus=None, source=None, profile=None, precision="bf16"):
     if not isinstance(attempts, list):
         raise AnsibleFilterError("quality_indicators: the input must be a list of completion records, got %s"
                                  % type(attempts).__name__)
     job = attempts[0].get("id") if attempts and isinstance(attempts[0], dict) else None
     return indicators(attempts, job=job, throughput=throughput, flops_per_unit=flops_per_unit, gpus=gpus,
-                      peak_tflops=peak_tflops, usable_gpus=usable_gpus, installed_gpus=installed_gpus, source=source)
+                      peak_tflops=peak_tflops, usable_gpus=usable_gpus, installed_gpus=installed_gpus, source=source,
+                      profile=profile, precision=precision)
 
 
 class FilterModule(object):

@@ -125,8 +125,12 @@ def slim(results):
         if record.get("message"):
             item["message"] = record["message"]
         hosts[name] = item
-    return {"schema": results.get("schema"), "run": dict(results.get("run") or {}), "hosts": hosts,
-            "cluster": {"checks": _slim_checks((results.get("cluster") or {}).get("checks"))}}
+    cluster = {"checks": _slim_checks((results.get("cluster") or {}).get("checks"))}
+    # the escalation rule a remediation run worked by: the KPIs count repeat offenders by the newest one kept
+    remediation = (results.get("cluster") or {}).get("remediation")
+    if isinstance(remediation, dict) and isinstance(remediation.get("escalation"), dict):
+        cluster["remediation"] = {"escalation": remediation["escalation"]}
+    return {"schema": results.get("schema"), "run": dict(results.get("run") or {}), "hosts": hosts, "cluster": cluster}
 
 
 def load_history(history_dir, warn=None, slimmed=True, current=None):

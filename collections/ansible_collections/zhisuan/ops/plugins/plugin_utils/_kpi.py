@@ -26,12 +26,19 @@ Pure functions. How the numbers are made:
   finished, resumed, durations}``) of a repair add their detection -> repair time (source ``remediation``) to the
   list and to MTTR of the cause's class: ``repaired`` when the record has it, else ``resumed`` of a record whose
   outcome is ``repaired`` (the node went back into service).
+* Repeat offenders: the nodes that the escalation rule of the remediation policy (``module_utils/_remediate/
+  escalate.py``, docs/remediation.md) moves up the ladder for one cause, from the remediation log as of the end of
+  the history (the last run's time, or the newest log record's when later). The rule's ``repeats``, ``window_days``
+  and ``ladder`` are the caller's, else those the reported run or the newest remediation run in the history recorded
+  (``cluster.remediation.escalation``), else the policy's defaults.
 """
 
 from __future__ import annotations
 
 import re
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.escalate import repeat_offenders
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import PolicyError, normalize
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import checked_families, family_of, parse_time, run_key
 
 GPU_FAMILIES = ("gpu", "xid", "dcgm", "burn")
@@ -179,9 +186,53 @@ def _mean(values):
     return round(sum(values) / len(values), 3) if values else None
 
 
-def kpis(history, remediation=None):
+def escalation_rules(history, escalation=None, current=None):
+    """``(rules, source)``: the escalation rule to count repeat offenders by — ``escalation`` (a mapping of the
+    policy's shape) when given, else the one ``current`` (the run being reported, as written) recorded in
+    ``cluster.remediation.escalation``, else the newest run in ``history`` (oldest first) that recorded one, else the
+    policy defaults. ``source`` says which (``given``, ``run <id>``, ``default``). A recorded rule that is not a
+    valid one is passed over."""
+    if escalation is not None:
+        return normalize({"escalation": escalation})["escalation"], "given"
+    for results in ([current] if current else []) + list(reversed(history or [])):
+        recorded = ((results.get("cluster") or {}).get("remediation") or {})
+        recorded = recorded.get("escalation") if isinstance(recorded, dict) else None
+        if isinstance(recorded, dict):
+            try:
+                return normalize({"escalation": recorded})["escalation"], "run %s" % (results.get("run") or {}).get("id")
+            except PolicyError:
+                continue
+    return normalize({})["escalation"], "default"
+
+
+def _as_of(history, remediation):
+    """The end of the history: the last run's finish (or start), or the newest log record's time when later."""
+    run = (history[-1].get("run") or {}) if history else {}
+    times = [parse_time(run.get("finished")) or parse_time(run.get("started"))]
+    for record in remediation or []:
+        if isinstance(record, dict):
+            times.append(parse_time(record.get("finished")) or parse_time(record.get("time")))
+    times = [when for when in times if when is not None]
+    return max(times) if times else None
+
+
+def repeat_block(history, remediation=None, escalation=None, current=None):
+    """{count, nodes, rows, repeats, window_days, ladder, as_of, source}: the repeat offenders (count: nodes) of
+    the remediation log, by the escalation rule (``escalation_rules``), as of ``_as_of``."""
+    rules, source = escalation_rules(history, escalation, current)
+    now = _as_of(history, remediation)
+    rows = repeat_offenders(remediation, rules, now) if now is not None else []
+    nodes = sorted(set(row["node"] for row in rows))
+    return {"count": len(nodes), "nodes": nodes, "rows": rows, "repeats": rules["repeats"],
+            "window_days": rules["window_days"], "ladder": list(rules["ladder"]),
+            "as_of": now.isoformat() if now is not None else None, "source": source}
+
+
+def kpis(history, remediation=None, escalation=None, current=None):
     """The KPI block of the report from the history (oldest first; the current run included) and the remediation
-    log records. Returns None for an empty history."""
+    log records; ``escalation`` (optional) is the policy's escalation rule for the repeat offenders, ``current``
+    (optional) the reported run as written (the history's copies may be slimmed). Returns None for an empty
+    history."""
     if not history:
         return None
     history = sorted(history, key=run_key)
@@ -238,6 +289,7 @@ def kpis(history, remediation=None):
         "faults_total": len(eps),
         "faults_open": sum(1 for ep in eps if ep["repaired"] is None),
         "mttr_h": _mean([r["hours"] for r in repairs]),
+        "repeat_offenders": repeat_block(history, remediation, escalation, current),
         "repairs": repairs,
         "episodes": eps,
     }

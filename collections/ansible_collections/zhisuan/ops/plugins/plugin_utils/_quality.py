@@ -21,6 +21,8 @@ import calendar
 import math
 import time
 
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles, resolve_profile_name
+
 DEFINITIONS = {
     "mfu": "Model FLOPs Utilization: the FLOPs the training does per second (logged throughput x FLOPs per token or "
            "sample) divided by the dense peak FLOPs of the GPUs it runs on (report §2.1: 每秒实际消耗的算力与机器理论算力之比).",
@@ -51,18 +53,60 @@ def _number(value):
     return float(value) if math.isfinite(float(value)) and value >= 0 else None
 
 
-def mfu(throughput, flops_per_unit, gpus, peak_tflops):
+def mfu(throughput, flops_per_unit, gpus, peak_tflops, peak_source=None, peak_problem=None):
     """MFU = throughput (tokens or samples per second, the whole job) x FLOPs per token/sample / (GPUs x dense peak
-    TFLOPS x 1e12). A value above 1 is not an MFU (wrong inputs) and is returned as None with the reason."""
+    TFLOPS x 1e12). A value above 1 is not an MFU (wrong inputs) and is returned as None with the reason.
+    ``peak_source`` says where the peak came from (``given`` or the profile's key, see ``peak_tflops_for``) and
+    ``peak_problem`` why it is not known (kept in the inputs as ``peak_tflops_problem``)."""
     inputs = {"throughput_per_s": throughput, "flops_per_unit": flops_per_unit, "gpus": gpus, "peak_tflops_dense": peak_tflops}
     values = dict((key, _number(value)) for key, value in inputs.items())
+    if peak_source:
+        inputs["peak_tflops_source"] = peak_source
     missing = [key for key, value in values.items() if not value]
+    if peak_problem and "peak_tflops_dense" in missing:
+        inputs["peak_tflops_problem"] = peak_problem
     if missing:
         return _result("mfu", None, "ratio", inputs, missing=missing)
     ratio = values["throughput_per_s"] * values["flops_per_unit"] / (values["gpus"] * values["peak_tflops_dense"] * 1e12)
     if ratio > 1:
         return _result("mfu", None, "ratio", inputs, missing=["consistent inputs (MFU %.2f > 1)" % ratio])
     return _result("mfu", round(ratio, 4), "ratio", inputs)
+
+
+PRECISIONS = ("bf16", "fp16", "fp8", "tf32")
+
+
+def profile_peak(profile, precision="bf16", profiles=None):
+    """The dense peak TFLOPS of one GPU of the GPU profile ``profile`` (a name as sites write it: ``H100``, ``h100``)
+    in ``precision`` (``bf16``, ``fp16``, ``fp8``, ``tf32``): its ``peak_tflops.<precision>_dense``. Returns
+    ``(value, source, problem)``: ``value`` None with ``problem`` (a sentence) when the profile, the precision or the
+    figure is not known. ``profiles`` defaults to the shipped data/profiles."""
+    precision = str(precision or "bf16").strip().lower()
+    if precision not in PRECISIONS:
+        return None, None, "precision %r is not one of %s" % (precision, ", ".join(PRECISIONS))
+    if profile is None or not str(profile).strip():
+        return None, None, "no GPU profile (zhisuan_gpu_profile) to read the dense peak from"
+    if profiles is None:
+        try:
+            profiles = load_profiles()
+        except ValueError as exc:
+            return None, None, "the GPU profiles cannot be read: %s" % exc
+    name = resolve_profile_name(str(profile), profiles)
+    if name is None:
+        return None, None, "GPU profile %r is not known" % str(profile)
+    key = precision + "_dense"
+    value = _number(((profiles[name].get("peak_tflops") or {}).get(key)))
+    if not value:
+        return None, None, "GPU profile %s has no peak_tflops.%s" % (name, key)
+    return value, "profile %s peak_tflops.%s" % (name, key), None
+
+
+def peak_tflops_for(peak_tflops=None, profile=None, precision="bf16", profiles=None):
+    """The dense peak for MFU, by precedence: the one given (``zhisuan_quality.peak_tflops``), else the profile's
+    ``peak_tflops.<precision>_dense``. Returns ``(value, source, problem)``."""
+    if peak_tflops is not None and not (isinstance(peak_tflops, str) and not peak_tflops.strip()):
+        return peak_tflops, "given", None
+    return profile_peak(profile, precision, profiles)
 
 
 def _epoch(text):
@@ -119,9 +163,11 @@ def availability(usable_gpus, installed_gpus, source):
 
 
 def indicators(records=None, job=None, name=None, throughput=None, flops_per_unit=None, gpus=None, peak_tflops=None,
-               usable_gpus=None, installed_gpus=None, source=None):
-    """All five indicators at once (the report's quality section)."""
-    out = {"mfu": mfu(throughput, flops_per_unit, gpus, peak_tflops)}
+               usable_gpus=None, installed_gpus=None, source=None, profile=None, precision="bf16", profiles=None):
+    """All five indicators at once (the report's quality section). The MFU's dense peak: ``peak_tflops`` when given,
+    else the GPU profile's ``peak_tflops.<precision>_dense`` (``peak_tflops_for``)."""
+    peak, peak_source, peak_problem = peak_tflops_for(peak_tflops, profile, precision, profiles)
+    out = {"mfu": mfu(throughput, flops_per_unit, gpus, peak, peak_source, peak_problem)}
     out.update(training_times(attempts_of(records, job=job, name=name)))
     out["cluster_compute_availability"] = availability(usable_gpus, installed_gpus, source)
     return out

@@ -313,9 +313,21 @@ def _issue_json(issue):
                                                   "remedy"))
 
 
+def _appendix_json(appendix):
+    """The operations appendix in English: the site (run.site) and the alert rules with their meaning and first
+    action; None when the report has no appendix."""
+    if not appendix:
+        return None
+    alerts = appendix.get("alerts")
+    return {"site": appendix.get("site"), "problem": appendix.get("problem"), "source": appendix.get("source"),
+            "alert_rules": None if alerts is None else [
+                {"name": a["name"], "group": a["group"], "severity": a["severity"], "check_id": a["check_id"],
+                 "remedy": a["remedy"], "meaning": a["meaning_en"], "action": a["action_en"]} for a in alerts]}
+
+
 def render_json(view):
     """The report's judgement as JSON (for dashboards and workflows): verdict, counts, open issues, changes since
-    the previous run, fleet outliers and KPIs. Deterministic (sorted keys)."""
+    the previous run, fleet outliers, KPIs and the operations appendix. Deterministic (sorted keys)."""
     kpis = dict(view["kpis"]) if view.get("kpis") else None
     if kpis:
         kpis.pop("episodes", None)
@@ -335,5 +347,6 @@ def render_json(view):
         "outliers": [dict((k, o[k]) for k in ("host", "metric", "value", "peer_median", "pct_below"))
                      for o in view.get("outliers") or []],
         "kpis": kpis,
+        "appendix": _appendix_json(view.get("appendix")),
     }
     return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"

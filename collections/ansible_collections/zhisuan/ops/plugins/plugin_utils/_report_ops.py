@@ -8,16 +8,21 @@
 """The operations sections of the report (issues 15, 16, 17): the job line (``cluster.job`` and the suspects'
 failing checks), the quality indicators (``cluster.quality``, docs/quality.md), the platform summary
 (``cluster.slurm`` / ``cluster.k8s``, docs/platform.md), the shared causes (``fleet.shared.<kind>.<name>``,
-docs/fleet.md) and the repeat offenders (``remediate.repeat.<node>`` and ``cluster.remediation``,
-docs/remediation.md). Pure functions of the results document and the localised view; each section is None when
-the run has no such data, so the templates leave it out."""
+docs/fleet.md), the repeat offenders (``remediate.repeat.<node>`` and ``cluster.remediation``,
+docs/remediation.md) and the operations appendix (the alert rules the monitoring role installs, read from the
+collection's ``data/monitoring/alert-rules.yml``, and ``run.site``: service level and contacts; docs/report.md).
+Pure functions of the results document and the localised view (the appendix also reads the alert rules data, once
+per file version); each section is None when the run has no such data, so the templates leave it out."""
 
 from __future__ import annotations
 
 import math
+import os
+
+import yaml
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._text import natural_key
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import N_, REMEDY_NAMES, STATUS_WORDS
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import N_, NP_, REMEDY_NAMES, STATUS_WORDS
 
 QUALITY_ORDER = ("mfu", "effective_training_time", "long_stable_training_time", "task_recovery_time",
                  "cluster_compute_availability")
@@ -247,8 +252,141 @@ def repeat_section(results, view, tr):
     return {"rows": rows, "offenders": offenders, "shared": shared}
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# the operations appendix (delivery guide section 6.2): the alert rules and the site's service level and contacts
+
+ALERT_RULES_PATH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                                 "data", "monitoring", "alert-rules.yml"))
+ALERT_RULES_SOURCE = "data/monitoring/alert-rules.yml"
+# The runs whose report is a document handed over (delivery guide section 6.2) list the alert rules.
+APPENDIX_KINDS = ("acceptance", "delivery")
+ALERT_SEVERITIES = ("critical", "warning")
+SEVERITY_CONTEXT = "alert severity"
+SEVERITY_WORDS = {"critical": NP_("alert severity", "critical"), "warning": NP_("alert severity", "warning")}
+ALERT_FIELDS = ("alert", "expr", "severity", "remedy", "check_id", "summary", "meaning", "action")
+CONTACT_KEYS = ("role", "name", "organisation", "phone", "email")
+CONTACT_WORDS = {"role": N_("Role"), "name": N_("Name"), "organisation": N_("Organisation"), "phone": N_("Phone"),
+                 "email": N_("Email")}
+# What each alert means and its first action, in the report's language: looked up as alert-meaning:<alert> and
+# alert-action:<alert> (the English is the data's meaning and action; tests keep this list to the data's alerts).
+ALERT_TEXTS = (
+    N_("alert-meaning:GpuXidResetRequired"), N_("alert-action:GpuXidResetRequired"),
+    N_("alert-meaning:GpuXidResetAdvised"), N_("alert-action:GpuXidResetAdvised"),
+    N_("alert-meaning:GpuXidRebootRequired"), N_("alert-action:GpuXidRebootRequired"),
+    N_("alert-meaning:GpuXidRmaCandidate"), N_("alert-action:GpuXidRmaCandidate"),
+    N_("alert-meaning:GpuXidReseat"), N_("alert-action:GpuXidReseat"),
+    N_("alert-meaning:GpuEccVolatileUncorrectable"), N_("alert-action:GpuEccVolatileUncorrectable"),
+    N_("alert-meaning:GpuEccAggregateUncorrectable"), N_("alert-action:GpuEccAggregateUncorrectable"),
+    N_("alert-meaning:GpuRowRemapFailure"), N_("alert-action:GpuRowRemapFailure"),
+    N_("alert-meaning:GpuRowRemapPending"), N_("alert-action:GpuRowRemapPending"),
+    N_("alert-meaning:GpuRemappedRowsUncorrectable"), N_("alert-action:GpuRemappedRowsUncorrectable"),
+    N_("alert-meaning:GpuTemperatureAtSlowdown"), N_("alert-action:GpuTemperatureAtSlowdown"),
+    N_("alert-meaning:GpuTemperatureNearSlowdown"), N_("alert-action:GpuTemperatureNearSlowdown"),
+    N_("alert-meaning:GpuMemoryTemperatureAtLimit"), N_("alert-action:GpuMemoryTemperatureAtLimit"),
+    N_("alert-meaning:GpuMemoryTemperatureNearLimit"), N_("alert-action:GpuMemoryTemperatureNearLimit"),
+    N_("alert-meaning:GpuNVLinkCrcErrors"), N_("alert-action:GpuNVLinkCrcErrors"),
+    N_("alert-meaning:GpuNVLinkDown"), N_("alert-action:GpuNVLinkDown"),
+    N_("alert-meaning:NicLinkFlapping"), N_("alert-action:NicLinkFlapping"),
+    N_("alert-meaning:NicLinkFlappingRepeatedly"), N_("alert-action:NicLinkFlappingRepeatedly"),
+    N_("alert-meaning:NicLinkDown"), N_("alert-action:NicLinkDown"),
+)
+_ALERT_CACHE = {}
+
+
+class AlertRulesError(ValueError):
+    """The alert rules data cannot be read or does not have its shape; the message names the file."""
+
+
+def load_alert_rules(path=ALERT_RULES_PATH):
+    """The alert rules of the data file, in its order: [{group, alert, expr, for, severity, remedy, check_id,
+    summary, meaning, action}]. AlertRulesError naming the file and the rule when it is unreadable or a rule lacks
+    one of those fields (``for`` is optional). Cached per file version."""
+    try:
+        info = os.stat(path)
+        stamp = (info.st_mtime_ns, info.st_size)
+        if _ALERT_CACHE.get(path, (None,))[0] == stamp:
+            return _ALERT_CACHE[path][1]
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise AlertRulesError("cannot read the alert rules %s: %s" % (path, exc))
+    groups = data.get("groups") if isinstance(data, dict) else None
+    if not isinstance(groups, list) or not groups:
+        raise AlertRulesError("the alert rules %s have no list of groups" % path)
+    rules = []
+    for group in groups:
+        group_rules = group.get("rules") if isinstance(group, dict) else None
+        if not isinstance(group_rules, list):
+            raise AlertRulesError("the alert rules %s: a group without a list of rules" % path)
+        for rule in group_rules:
+            rule = rule if isinstance(rule, dict) else {}
+            missing = [key for key in ALERT_FIELDS if not isinstance(rule.get(key), str) or not rule[key].strip()]
+            if missing:
+                raise AlertRulesError("the alert rules %s: rule %s lacks %s"
+                                      % (path, rule.get("alert") or "#%d" % (len(rules) + 1), ", ".join(missing)))
+            if rule["severity"] not in ALERT_SEVERITIES or rule["remedy"] not in REMEDY_NAMES:
+                values = (path, rule["alert"], rule["severity"], rule["remedy"], ", ".join(ALERT_SEVERITIES))
+                raise AlertRulesError("the alert rules %s: rule %s has severity %s and remedy %s (severity: %s; remedy: "
+                                      "one of the suite's remedies)" % values)
+            rules.append(dict(rule, group=_str(group.get("name")), **{"for": _str(rule.get("for")) or None}))
+    _ALERT_CACHE[path] = (stamp, rules)
+    return rules
+
+
+def _keyed(tr, key, english):
+    """The catalog's text for ``key`` (alert-meaning:<alert>), the English of the data when it has none."""
+    text = tr.gettext(key)
+    return english if text == key else text
+
+
+def _alert_row(tr, rule):
+    name = rule["alert"]
+    word = SEVERITY_WORDS[rule["severity"]]
+    return {"name": name, "group": rule["group"], "severity": rule["severity"],
+            "severity_text": tr.pgettext(SEVERITY_CONTEXT, word),
+            "check_id": rule["check_id"], "remedy": rule["remedy"], "remedy_text": _remedy(tr, rule["remedy"]),
+            "meaning": _keyed(tr, "alert-meaning:" + name, rule["meaning"].strip()),
+            "action": _keyed(tr, "alert-action:" + name, rule["action"].strip()),
+            "meaning_en": rule["meaning"].strip(), "action_en": rule["action"].strip()}
+
+
+def site_view(site):
+    """run.site for the report: {name, service_level, contacts: [{role, name, organisation, phone, email}]}; None
+    when the run has none (damaged values are left out, never shown raw)."""
+    if not isinstance(site, dict):
+        return None
+    contacts = []
+    for contact in site.get("contacts") if isinstance(site.get("contacts"), list) else []:
+        if isinstance(contact, dict) and _str(contact.get("name")):
+            contacts.append(dict((key, _str(contact.get(key))) for key in CONTACT_KEYS))
+    out = {"name": _str(site.get("name")), "service_level": _str(site.get("service_level")), "contacts": contacts}
+    return out if out["name"] or out["service_level"] or contacts else None
+
+
+def appendix_section(results, tr, path=ALERT_RULES_PATH):
+    """The operations appendix: {site, alerts, problem, source}. ``alerts`` (the alert rules with their severity,
+    meaning and first action) in acceptance and delivery reports; ``site`` whenever the run has ``run.site``;
+    ``problem`` says why the alert rules are missing when their data cannot be read. None when there is nothing."""
+    run = results.get("run") if isinstance(results.get("run"), dict) else {}
+    site = site_view(run.get("site"))
+    if site:
+        # the contact columns that have a value in some contact, with their heading in the report's language
+        site["columns"] = [(key, tr.gettext(CONTACT_WORDS[key])) for key in CONTACT_KEYS
+                           if any(contact[key] for contact in site["contacts"])]
+    alerts = problem = None
+    if run.get("kind") in APPENDIX_KINDS:
+        try:
+            alerts = [_alert_row(tr, rule) for rule in load_alert_rules(path)]
+        except AlertRulesError as exc:
+            problem = "zhisuan.ops.report: %s" % exc
+    if site is None and alerts is None and problem is None:
+        return None
+    return {"site": site, "alerts": alerts, "problem": problem, "source": ALERT_RULES_SOURCE}
+
+
 def ops_sections(results, view, tr, fmt):
-    """{job, quality, platform, shared_causes, repeat_offenders}: each None when the run has no such data."""
+    """{job, quality, platform, shared_causes, repeat_offenders, appendix}: each None when the run has no such
+    data."""
     return {"job": job_section(results, view, tr), "quality": quality_section(results, tr, fmt),
             "platform": platform_section(results, tr, fmt), "shared_causes": shared_section(view, tr),
-            "repeat_offenders": repeat_section(results, view, tr)}
+            "repeat_offenders": repeat_section(results, view, tr), "appendix": appendix_section(results, tr)}

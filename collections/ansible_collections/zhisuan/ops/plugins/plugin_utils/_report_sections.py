@@ -252,7 +252,8 @@ def data_sections(results, fmt):
 
 def kpi_notes(block, fmt=str):
     """What each KPI means and counts, and why a value is missing: {availability, availability_definition, mttr,
-    mttr_definition, mtbf_definition, classes: {class: (mttr text, mtbf text)}}."""
+    mttr_definition, mtbf_definition, classes: {class: (mttr text, mtbf text)}, repeat_offenders: [one text per
+    node and cause: node (cause: tries per step -> next step)]}."""
     av = block.get("availability") or {}
     den = av.get("denominator") or {}
     if den.get("bom_hosts") and den["bom_hosts"] == den.get("hosts"):
@@ -291,7 +292,12 @@ def kpi_notes(block, fmt=str):
         else:
             mtbf_c = "\u2014 (one run only: no time between runs yet)"
         classes[row["class"]] = (mttr_c, mtbf_c)
-    return {"availability": value, "availability_definition": definition, "mttr": mttr,
+    repeat = block.get("repeat_offenders") or {}
+    offenders = ["%s (%s: %s \u2192 %s)" % (row["node"], row["cause"],
+                                          ", ".join("%s \u00d7 %d" % (step, row["tries"][step]) for step in repeat["ladder"]
+                                                    if row["tries"].get(step)), row["to"])
+                 for row in repeat.get("rows") or []]
+    return {"repeat_offenders": offenders, "availability": value, "availability_definition": definition, "mttr": mttr,
             "mttr_definition": "Mean hours from the run that first found a fault (or its detection time in the "
                                "remediation log) to the run that found it gone (or its logged repair).",
             "mtbf_definition": "Host-hours observed (hosts x hours between the first and the last run) less the hours "
@@ -309,6 +315,6 @@ def history_sections(results, history=None, remediation=None, fmt=str):
     run_id = (results.get("run") or {}).get("id")
     if history is not None and not any((doc.get("run") or {}).get("id") == run_id for doc in runs):
         runs.append(results)
-    block = kpis(runs, remediation) if history is not None else None
+    block = kpis(runs, remediation, current=results) if history is not None else None
     return {"changes": changes, "outliers": outliers or None, "kpis": block,
             "kpi_notes": kpi_notes(block, fmt) if block else None}

@@ -96,6 +96,16 @@ def _timing(facts):
                 and seconds >= 0) or None
 
 
+def _site_name(run):
+    """The site's name for the title: ``run.site.name`` (docs/report.md, operations appendix), else a ``run.cluster``
+    name; "" without one."""
+    site = run.get("site")
+    name = site.get("name") if isinstance(site, dict) else None
+    if not isinstance(name, str) or not name:
+        name = run.get("cluster")
+    return name if isinstance(name, str) else ""
+
+
 def _sorted_checks(checks):
     """Non-passing first (fail, error, warn), then pass and skip; id and component keep the order stable."""
     return sorted(checks, key=lambda c: (-SEVERITY.get(c["status"], 0) if c["status"] in PROBLEMS else 1,
@@ -245,7 +255,7 @@ def _build_view(results):
             "collection_version": run.get("collection_version", ""),
             "ansible_version": run.get("ansible_version", ""),
             "hosts_total": run.get("hosts_total", len(hosts)),
-            "site": run.get("site") or run.get("cluster") or "",
+            "site": _site_name(run),
         },
         "schema": results.get("schema", ""),
         "digest": results_digest(results),

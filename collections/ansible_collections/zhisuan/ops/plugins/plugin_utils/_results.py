@@ -120,6 +120,81 @@ def failed_task_check(host, task, action, result, family="run"):
                       evidence="\n".join(evidence))
 
 
+# run.site (docs/report.md, "Operations appendix"): the site's name, service level and contacts from the inventory
+# variables zhisuan_site_name, zhisuan_service_level and zhisuan_contacts; only these keys of a contact are copied.
+SITE_CONTACT_KEYS = ("role", "name", "organisation", "phone", "email")
+
+
+def _site_text(value):
+    """The text of an inventory scalar (a phone number written as a YAML int is text); None for none or ""."""
+    if value is None or isinstance(value, (dict, list, tuple, set)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def run_site(name=None, service_level=None, contacts=None):
+    """``(site, problems)``: run.site built from the inventory (``zhisuan_site_name``, ``zhisuan_service_level``,
+    ``zhisuan_contacts``), None when none of them is given. Pure; never raises. What is not understood is left out
+    and named in ``problems`` (the callers warn): a value that is not text, a contact that is not a mapping or has
+    no name, a contact key other than role, name, organisation, phone and email (nothing else is copied: the record
+    must never carry a variable it was not meant to)."""
+    problems = []
+    site = {}
+    for key, variable, value in (("name", "zhisuan_site_name", name),
+                                 ("service_level", "zhisuan_service_level", service_level)):
+        if value in (None, ""):
+            continue
+        text = _site_text(value)
+        if text is None:
+            problems.append("%s must be text, not %s" % (variable, type(value).__name__))
+        else:
+            site[key] = text
+    if contacts not in (None, "", []):
+        if not isinstance(contacts, (list, tuple)):
+            problems.append("zhisuan_contacts must be a list of contacts (role, name, organisation, phone, email), "
+                            "not %s" % type(contacts).__name__)
+            contacts = []
+        kept = []
+        for index, contact in enumerate(contacts):
+            where = "zhisuan_contacts[%d]" % index
+            if not isinstance(contact, dict):
+                problems.append("%s must be a mapping (role, name, organisation, phone, email), not %s"
+                                % (where, type(contact).__name__))
+                continue
+            unknown = sorted(str(key) for key in contact if key not in SITE_CONTACT_KEYS)
+            if unknown:
+                problems.append("%s: %s left out (a contact has %s)"
+                                % (where, ", ".join(unknown), ", ".join(SITE_CONTACT_KEYS)))
+            entry = {}
+            for key in SITE_CONTACT_KEYS:
+                if contact.get(key) in (None, ""):
+                    continue
+                text = _site_text(contact[key])
+                if text is None:
+                    problems.append("%s.%s must be text, not %s" % (where, key, type(contact[key]).__name__))
+                else:
+                    entry[key] = text
+            if "name" not in entry:
+                problems.append("%s has no name; left out" % where)
+                continue
+            kept.append(entry)
+        if kept:
+            site["contacts"] = kept
+    return (site or None), problems
+
+
+def site_of(started):
+    """``(site, problems)`` from the ``results_run_site`` fact the results role's start keeps on the controller
+    (``{name, service_level, contacts}`` as the inventory gave them); (None, []) when the run has none."""
+    if started is None:
+        return None, []
+    if not isinstance(started, dict):
+        return None, ["results_run_site must be a mapping (name, service_level, contacts), not %s"
+                      % type(started).__name__]
+    return run_site(started.get("name"), started.get("service_level"), started.get("contacts"))
+
+
 def build_results(run, hosts, cluster_checks=None, cluster_data=None):
     """Assemble the document. ``hosts`` maps name → host_record(); ``run`` carries the run metadata.
 

@@ -29,6 +29,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     collection_version,
     host_inputs,
     host_record,
+    site_of,
     validate,
     write_results,
 )
@@ -42,6 +43,7 @@ _RUN_KEYS = {
     "results_run_playbook": "playbook",
     "results_run_families": "families",
     "results_run_latest_link": "latest_link",
+    "results_run_site": "site",
 }
 _HOST_KEYS = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable")
 RESULTS_ACTIONS = ("zhisuan.ops.results", "results")
@@ -144,6 +146,11 @@ class RunRecorder(object):
             "partial": True,
             "partial_reason": reason,
         }
+        site, problems = site_of(self.run.get("site"))
+        for problem in problems:
+            self.warn("zhisuan.ops: run.site: %s" % problem)
+        if site:
+            run["site"] = site
         stopped = make_check(
             "run.record.partial", "cluster", "error", component="Ansible run", observed="partial",
             expected="every node checked and recorded",

@@ -20,7 +20,11 @@ node, ``cabling.ib.<hca>_<port>.neighbor`` (host: the node; the HCA name lower-c
 ``hca_1_1``): pass when the fabric shows the HCA port up on the planned
 switch and port; fail ``missing`` (the fabric has no live link from that HCA port: cable out, port down, node off
 the fabric) or ``miswired`` (another switch or port), both remedy ``check_cable``; a planned node's HCA port the
-fabric shows but the plan does not list is ``warn`` (remedy ``investigate``). The view is global, so it is taken once
+fabric shows but the plan does not list is ``warn`` (remedy ``investigate``). A view that names the switch only by
+the NodeDescription a CA line prints (no ``Switch:`` section, so no GUID: the LegoOS README's real excerpt is such a
+view) cannot tell a plan switch of another name or a GUID from another switch: on the planned port number that is
+``warn`` ``unconfirmed`` (remedy ``investigate``, map status ``unknown``), never a confirmed pass nor a miswire; on
+another port it is ``miswired``. The view is global, so it is taken once
 (``net_info`` with ``iblinkinfo_path`` on one node, or an ``iblinkinfo`` output file on the controller). Without a
 view no check is made; a view that could not be read is an ``error`` per planned IB link. Pure functions, standard
 library only.
@@ -89,11 +93,18 @@ def _where(item, switch_key="switch"):
 
 
 def compare(plan, planned, observed):
-    """``ok`` / ``missing`` / ``miswired`` for one planned IB link and the fabric's record of its HCA port."""
+    """``ok`` / ``missing`` / ``miswired`` / ``unconfirmed`` for one planned IB link and the fabric's record of its HCA
+    port (``unconfirmed``: the planned port number on a switch the view names only by a description that is not the
+    plan's, with no GUID to compare)."""
     if not observed or not observed.get("up"):
         return "missing"
-    if _switch_matches(plan, planned, observed) and _number(observed.get("switch_port")) == _number(planned.get("switch_port")):
+    same_port = _number(observed.get("switch_port")) == _number(planned.get("switch_port"))
+    if not same_port:
+        return "miswired"
+    if _switch_matches(plan, planned, observed):
         return "ok"
+    if text(observed.get("switch_guid")) is None:
+        return "unconfirmed"
     return "miswired"
 
 
@@ -131,6 +142,16 @@ def judge_ib_cabling(fabric, plan):
                                expected=_where(link),
                                message="%s %s is cabled to %s as planned" % (node, component, _where(link)),
                                evidence="iblinkinfo: %s (%s)" % (_where(observed), observed.get("state")))
+        elif status == "unconfirmed":
+            check = make_check(check_id, node, "warn", component=component, observed=_where(observed),
+                               expected=_where(link), remedy="investigate",
+                               evidence="iblinkinfo: %s (%s), no switch GUID in the view" % (
+                                   _where(observed), observed.get("state")),
+                               message="%s %s is on port %s of the switch the fabric names %r, but the view gives no "
+                               "GUID for it (no Switch section), so it cannot confirm it is the plan's %s: name the "
+                               "switch in the plan by that description or take a view that includes the switch" % (
+                                   node, component, observed.get("switch_port"), observed.get("switch"),
+                                   link.get("switch")))
         elif status == "missing":
             seen_as = ("%s, %s/%s" % (_where(observed), observed.get("state"), observed.get("phys_state"))
                        if observed else "no link from this HCA port in the fabric")
@@ -167,6 +188,7 @@ def ib_cabling_map(fabric, plan):
         hca, port = ib_port(link)
         observed = seen.get((str(link.get("node")), hca, port)) if seen is not None else None
         status = compare(plan, link, observed) if seen is not None else "unknown"
+        status = "unknown" if status == "unconfirmed" else status
         rows.append({"node": str(link.get("node")), "port": "%s/%s" % (hca, port), "switch": link.get("switch"),
                      "switch_port": link.get("switch_port"), "status": status,
                      "observed": {"switch": observed.get("switch"), "switch_port": observed.get("switch_port")}

@@ -14,8 +14,11 @@ Per node (host = the inventory host the node is):
 ``k8s.node.ready``        Ready=True; NotReady/Unknown fail + investigate (the kubelet's reason and message).
 ``k8s.node.pressure``     MemoryPressure / DiskPressure / PIDPressure / NetworkUnavailable: fail + investigate.
 ``k8s.node.schedulable``  cordoned by us (our drain annotation): warn + monitor; by someone else: warn + investigate.
-``k8s.taint.<key>``       a NoSchedule/NoExecute taint: ours (key starting ``zhisuan``) warn + monitor; an operator's
-                          warn + investigate; ``nvidia.com/gpu`` (a dedicated GPU pool) and the cordon taint pass.
+``k8s.taint.<key>``       a NoSchedule/NoExecute taint (one check per key, its effects together): ours (key starting
+                          ``zhisuan``) warn + monitor; an operator's warn + investigate; ``nvidia.com/gpu`` (a dedicated
+                          GPU pool) and the cordon taint pass; the node lifecycle controller's condition taints
+                          (``node.kubernetes.io/not-ready``, ``unreachable``, ``*-pressure``) are left to the ready and
+                          pressure checks, which judge the conditions they mirror.
 ``k8s.gpu.capacity``      ``nvidia.com/gpu`` capacity vs the GPUs installed (gpu_info's count, else
                           zhisuan_expected.gpu_count): fewer fail + restart_app (the device plugin registers them).
 ``k8s.gpu.allocatable``   allocatable vs capacity: fewer fail + investigate (the device plugin marked GPUs unhealthy:
@@ -35,6 +38,10 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import
 
 CORDON_TAINT = "node.kubernetes.io/unschedulable"
 NEUTRAL_TAINTS = (CORDON_TAINT, "nvidia.com/gpu")
+# The taints the node lifecycle controller sets from the node's conditions: k8s.node.ready and k8s.node.pressure
+# already judge those conditions, so these are not a second finding (nor one per effect).
+CONDITION_TAINTS = tuple("node.kubernetes.io/%s" % name for name in (
+    "not-ready", "unreachable", "memory-pressure", "disk-pressure", "pid-pressure", "network-unavailable"))
 DEFAULT_TAG = "zhisuan"
 RESTARTS_WARN = 5
 REQUIRED_COMPONENTS = ("device_plugin",)
@@ -78,12 +85,16 @@ def _node_checks(host, name, node, tag):
     else:
         checks.append(make_check("k8s.node.schedulable", host, "pass", comp, "schedulable", "schedulable",
                                  "%s accepts new pods" % name))
+    by_key = {}
     for taint in node.get("taints") or []:
         key = taint.get("key") or "unknown"
-        if key in NEUTRAL_TAINTS or taint.get("effect") not in ("NoSchedule", "NoExecute"):
+        if key in NEUTRAL_TAINTS or key in CONDITION_TAINTS or taint.get("effect") not in ("NoSchedule", "NoExecute"):
             continue
+        by_key.setdefault(key, []).append("%s=%s:%s" % (key, taint.get("value") or "", taint.get("effect")))
+    # one check per taint key, whatever the number of effects it is set with
+    for key, texts in sorted(by_key.items()):
         ours = key.startswith(tag)
-        text = "%s=%s:%s" % (key, taint.get("value") or "", taint.get("effect"))
+        text = ", ".join(texts)
         checks.append(make_check(
             "k8s.taint.%s" % "".join(ch if ch.isalnum() else "_" for ch in key), host, "warn", comp, text, "no taint",
             ("%s carries our taint %s" % (name, text)) if ours else

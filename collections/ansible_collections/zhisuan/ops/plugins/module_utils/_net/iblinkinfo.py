@@ -20,8 +20,10 @@ peer_lid, peer_port, peer_name}]}]}``; ``hca_links`` turns that into one record 
 ``{(host, hca, port): {switch, switch_guid, switch_port, state, phys_state, source}}`` where a CA's NodeDescription
 ``"<host> <hca>"`` (what rdma-ndd / the OFED driver sets) names the host and the HCA. The switch side (a switch's
 port line) wins over the CA side: ``iblinkinfo`` run on a node may print the switches' view of CAs it cannot
-reach. The one-line ``-l`` format is not read. Output with no node header raises ``ParseError``. Pure functions,
-standard library only.
+reach. The one-line ``-l`` format is not read. A line of dots only (``...``: an excerpt's elision mark, as in
+documentation that cut the output) is skipped with a warning that the view is partial; any other line that is not
+a header or a port line is skipped with an "unread line" warning. Output with no node header raises ``ParseError``.
+Pure functions, standard library only.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _SWITCH_RE = re.compile(r"^Switch:\s+(0x[0-9A-Fa-f]{1,16})\s+(.*):\s*$")
 _PORT_RE = re.compile(
     r"^\s*(?:(0x[0-9A-Fa-f]{1,16})\s+)?([0-9]{1,6})\s+([0-9]{1,3})\[[^\]]*\]\s+==\((.*)\)==>"
     r"\s*([0-9]{1,6})?\s+([0-9]{1,3})?\[[^\]]*\]\s+\"(.*)\"\s*(?:\(.*\))?\s*$")
+_ELISION_RE = re.compile(r"^\s*(?:\.{3,}|\u2026)\s*$")
 _LINK_RE = re.compile(r"^\s*(?:([0-9]{1,2}X)\s+([0-9.]{1,12})\s+Gbps\s+)?([A-Za-z]+)\s*/\s*([A-Za-z]+)\s*$")
 
 
@@ -76,7 +79,12 @@ def parse_iblinkinfo(text, warn=None):
             if port["port"] is not None:
                 node["ports"].append(port)
             continue
-        if warn is not None:
+        if warn is None:
+            continue
+        if _ELISION_RE.match(line):
+            warn("iblinkinfo: skipped an elision line %r: the output was cut, the fabric view is partial"
+                 % line.strip())
+        else:
             warn("iblinkinfo: unread line %r; please report" % line.strip()[:200])
     if not nodes:
         raise ParseError(TOOL, "no 'CA:' or 'Switch:' node header in the iblinkinfo output (the one-line -l format "

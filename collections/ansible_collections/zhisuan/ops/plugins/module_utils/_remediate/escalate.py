@@ -68,3 +68,27 @@ def escalate(records, node, cause, remedy, policy, now):
 
 def _days(value):
     return ("%d" % value) if float(value).is_integer() else ("%s" % value)
+
+
+def repeat_offenders(records, rules, now):
+    """The repeat offenders of the history as of ``now``: ``[{node, cause, tries, remedy, to, reason}]``, one per
+    node and cause that ``escalate`` moves up the ladder of ``rules`` (the policy's ``escalation`` mapping) from the
+    lowest step of the ladder carried out for that cause within the window; sorted by node and cause."""
+    ladder = rules["ladder"]
+    pairs = set()
+    for record in records or []:
+        if isinstance(record, dict) and record.get("outcome") in TRIED and \
+                (record.get("remedy") or record.get("action")) in ladder and \
+                isinstance(record.get("node"), str) and isinstance(record.get("cause"), str):
+            pairs.add((record["node"], record["cause"]))
+    out = []
+    for node, cause in sorted(pairs):
+        counts = tries(records, node, cause, rules["window_days"], now)
+        steps = [step for step in ladder if counts.get(step)]
+        if not steps:
+            continue
+        remedy, step = escalate(records, node, cause, steps[0], {"escalation": rules}, now)
+        if step is not None:
+            out.append({"node": node, "cause": cause, "tries": step["tries"], "remedy": steps[0], "to": remedy,
+                        "reason": step["reason"]})
+    return out
