@@ -75,8 +75,8 @@ class ActionModule(ActionBase):
                 result["msg"] = answer.get("msg")
             elif answer.get("failed") or not isinstance(answer.get("collected"), dict):
                 # the module itself did not run (no Python on the node, a bug): every family's error check
-                failure = dict((key, answer.get(key)) for key in ("msg", "rc", "stdout", "stderr", "module_stderr",
-                                                                 "module_stdout", "exception") if key in answer)
+                kept = ("msg", "rc", "stdout", "stderr", "module_stderr", "module_stdout", "exception")
+                failure = dict((key, answer[key]) for key in kept if key in answer)
                 failure["failed"] = True
                 collected_all = dict((name, dict(failure)) for name in families)
             else:
@@ -85,8 +85,8 @@ class ActionModule(ActionBase):
         for name in families if not unreachable else ():
             started = time.monotonic()
             judge_step = NODE_FAMILIES[name]
-            collected = dict(collected_all.get(name) or {"failed": True, "msg": "zhisuan.ops.node_collect returned "
-                                                                                 "nothing for %s" % name})
+            nothing = {"failed": True, "msg": "zhisuan.ops.node_collect returned nothing for %s" % name}
+            collected = dict(collected_all.get(name) or nothing)
             collected.pop("invocation", None)
             if name == "gpu":
                 gpu_facts = collected.get("gpu") or None

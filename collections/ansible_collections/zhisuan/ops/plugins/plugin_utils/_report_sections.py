@@ -293,10 +293,10 @@ def kpi_notes(block, fmt=str):
             mtbf_c = "\u2014 (one run only: no time between runs yet)"
         classes[row["class"]] = (mttr_c, mtbf_c)
     repeat = block.get("repeat_offenders") or {}
-    offenders = ["%s (%s: %s \u2192 %s)" % (row["node"], row["cause"],
-                                          ", ".join("%s \u00d7 %d" % (step, row["tries"][step]) for step in repeat["ladder"]
-                                                    if row["tries"].get(step)), row["to"])
-                 for row in repeat.get("rows") or []]
+    offenders = []
+    for row in repeat.get("rows") or []:
+        tries = ", ".join("%s \u00d7 %d" % (step, row["tries"][step]) for step in repeat["ladder"] if row["tries"].get(step))
+        offenders.append("%s (%s: %s \u2192 %s)" % (row["node"], row["cause"], tries, row["to"]))
     return {"repeat_offenders": offenders, "availability": value, "availability_definition": definition, "mttr": mttr,
             "mttr_definition": "Mean hours from the run that first found a fault (or its detection time in the "
                                "remediation log) to the run that found it gone (or its logged repair).",
