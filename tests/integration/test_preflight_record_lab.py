@@ -207,3 +207,25 @@ def test_an_interrupted_run_writes_a_partial_record(lab, tmp_path):
         assert "gpu.count.present" in ids and not any(i.startswith("burn.") for i in ids)
     assert (out / "stopped" / "report.html").exists()
     assert "partial record of run stopped" in text
+
+
+def test_the_record_templates_inventory_variables_in_each_hosts_context(lab, tmp_path):
+    """results.json takes the run's own data (checks, node records) as it is and templates the inventory's variables
+    (rack, U) in the host's own context, as hostvars would."""
+    _, lab_inventory = lab
+
+    def racks(hosts):
+        for index, name in enumerate(sorted(hosts)):
+            hosts[name]["site_row"] = "R%02d" % (index + 7)
+            hosts[name]["zhisuan_rack"] = "{{ site_row }}-A"
+            hosts[name]["zhisuan_u"] = 10 + index
+
+    inventory = edited(lab_inventory, tmp_path / "racks.yml", racks)
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, tags="gpu")
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    assert [(name, record["facts"]["location"]) for name, record in sorted(document["hosts"].items())] == [
+        ("node01", {"rack": "R07-A", "u": 10}), ("node02", {"rack": "R08-A", "u": 11}),
+        ("node03", {"rack": "R09-A", "u": 12}), ("node04", {"rack": "R10-A", "u": 13})]
+    assert all(record["checks"] and all(c["id"].startswith("gpu.") for c in record["checks"])
+               for record in document["hosts"].values())

@@ -20,7 +20,6 @@ import filecmp
 import io
 import json
 import os
-import re
 import tempfile
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_formats as formats_
@@ -39,12 +38,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_view import (
     verdict_summary,
 )
 
-try:
-    from jsonschema import Draft202012Validator
-except ImportError:
-    HAS_JSONSCHEMA = False
-else:
-    HAS_JSONSCHEMA = True
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import HAS_JSONSCHEMA, schema_errors
 
 # What callers use from here (the action plugin, the bench, the tests), some of it defined in the report's parts.
 __all__ = ["FORMATS", "FILENAMES", "LANGUAGES", "SCHEMA_PATH", "DEFAULT_TEMPLATE_DIR", "NONE_TEXT", "ReportError",
@@ -88,80 +82,11 @@ def _json_path(parts):
     return text
 
 
-_SIMPLE_KEYWORDS = {"type", "enum", "pattern", "minLength", "const"}
-
-
-def _property_test(schema):
-    """A predicate equivalent to a simple property schema (string type, enum, pattern, minLength, or ``{}``);
-    None when the schema uses anything else (then jsonschema judges it)."""
-    if not set(schema) <= _SIMPLE_KEYWORDS or schema.get("type", "string") != "string" or "const" in schema:
-        return None
-    if "enum" in schema:
-        allowed = [value for value in schema["enum"] if isinstance(value, str)]
-        if len(allowed) != len(schema["enum"]) or "pattern" in schema or "minLength" in schema:
-            return None
-        allowed = frozenset(allowed)
-        return lambda value: isinstance(value, str) and value in allowed
-    if "type" not in schema:
-        return None if schema else (lambda value: True)
-    pattern = re.compile(schema["pattern"]) if "pattern" in schema else None
-    least = schema.get("minLength", 0)
-    return lambda value: isinstance(value, str) and len(value) >= least and (pattern is None or pattern.search(value))
-
-
-def _record_test(schema):
-    """A predicate that accepts exactly the objects ``schema`` (an object schema of simple properties) accepts, or
-    None when the schema is not that simple. Used for the check records, 60,000 in a 1,000-node run: jsonschema
-    takes ~80 us a record, this ~2 us; any record it refuses goes to jsonschema for the exact error."""
-    if schema.get("type") != "object" or schema.get("additionalProperties") is not False or \
-            not set(schema) <= {"type", "required", "additionalProperties", "properties", "description"}:
-        return None
-    tests = {}
-    for name, sub in (schema.get("properties") or {}).items():
-        test = _property_test(sub)
-        if test is None:
-            return None
-        tests[name] = test
-    required = frozenset(schema.get("required") or ())
-    allowed = frozenset(tests)
-    items = list(tests.items())
-
-    def accept(record):
-        if not isinstance(record, dict) or not required <= record.keys() or not record.keys() <= allowed:
-            return False
-        return all(test(record[name]) for name, test in items if name in record)
-    return accept
-
-
-def _without_checks(results):
-    """The document with every check list emptied (the records are checked apart)."""
-    hosts = results.get("hosts")
-    cluster = results.get("cluster")
-    slim = dict(results)
-    if isinstance(hosts, dict):
-        slim["hosts"] = dict((name, dict(record, checks=[]) if isinstance(record, dict) and isinstance(record.get("checks"), list)
-                              else record) for name, record in hosts.items())
-    if isinstance(cluster, dict) and isinstance(cluster.get("checks"), list):
-        slim["cluster"] = dict(cluster, checks=[])
-    return slim
-
-
-def _all_checks(results):
-    for record in (results.get("hosts") or {}).values():
-        if isinstance(record, dict) and isinstance(record.get("checks"), list):
-            yield from record["checks"]
-    cluster = results.get("cluster")
-    if isinstance(cluster, dict) and isinstance(cluster.get("checks"), list):
-        yield from cluster["checks"]
-
-
 def validate_results(results, schema_path=SCHEMA_PATH, source="results"):
     """Validate against the results JSON Schema. Returns a list of warnings (jsonschema missing), raises
     ReportError with the first error's path and the number of errors when the document does not conform.
-
-    The document without its check records goes through jsonschema; the records themselves through a predicate
-    compiled from the schema's own ``$defs/check`` (same rules, a fortieth of the time); only when something fails
-    does the whole document go through jsonschema, for its exact messages."""
+    The validation is the record's own (``_results.schema_errors``: the check records by a predicate compiled from
+    the schema's ``$defs/check``, jsonschema for the rest and for exact messages)."""
     if not HAS_JSONSCHEMA:
         return ["zhisuan.ops.report: the jsonschema Python package is not installed on the controller; "
                 "%s was not validated against %s" % (source, os.path.basename(schema_path))]
@@ -170,12 +95,7 @@ def validate_results(results, schema_path=SCHEMA_PATH, source="results"):
             schema = json.load(handle)
     except (OSError, ValueError) as exc:
         raise ReportError("zhisuan.ops.report: cannot load the results schema %s: %s" % (schema_path, exc))
-    validator = Draft202012Validator(schema)
-    check = _record_test((schema.get("$defs") or {}).get("check") or {})
-    if check is not None and isinstance(results, dict) and validator.is_valid(_without_checks(results)) and \
-            all(check(record) for record in _all_checks(results)):
-        return []
-    errors = sorted(validator.iter_errors(results), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = schema_errors(results, schema)
     if errors:
         first = errors[0]
         raise ReportError("zhisuan.ops.report: %s does not match %s: %s: %s%s"
