@@ -10,7 +10,7 @@ import time
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, failed_task_check
 
 # family -> what its judgement is called: the names the per-family roles gave their tasks, so that a failure reads as
@@ -26,6 +26,9 @@ NODE_FAMILIES = {
 # the GPU facts name GPUs for the others, so gpu is collected (zhisuan.ops.node_collect) and judged first
 ORDER = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning")
 JUDGE_OPTIONS = ("profile", "profile_overrides", "profiles_dir", "expected", "thresholds", "xid_catalog_overrides")
+
+# the profiles and the Xid catalog, read once in the main process and inherited by every forked worker
+warm_caches()
 
 ARGUMENT_SPEC = dict(
     families=dict(type="list", elements="str", required=True, choices=list(ORDER)),

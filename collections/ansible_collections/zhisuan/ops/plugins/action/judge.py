@@ -8,7 +8,10 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
+
+# the profiles and the Xid catalog, read once in the main process and inherited by every forked worker
+warm_caches()
 
 
 class ActionModule(ActionBase):

@@ -10,7 +10,14 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, SelectionError, select_families
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import preflight, preflight_check
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles
+
+# the shipped profiles, read once in the main process (the strategy imports this plugin before it forks a worker per
+# node) and inherited by every worker; a broken profile is reported by the run's preflight, which reads it again
+try:
+    cached_profiles()
+except ValueError:
+    pass
 
 ARGUMENT_SPEC = dict(
     scope=dict(type="str", required=True, choices=["run", "host"]),
@@ -45,7 +52,7 @@ class ActionModule(ActionBase):
             result.update(changed=False, **selection)
             return result
         try:
-            profiles = load_profiles(args["profiles_dir"])
+            profiles = cached_profiles(args["profiles_dir"])
         except ValueError as exc:
             raise AnsibleActionFail("zhisuan.ops.preflight: %s" % exc)
         host = task_vars.get("inventory_hostname", "unknown")

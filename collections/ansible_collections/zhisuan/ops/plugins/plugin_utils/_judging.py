@@ -31,7 +31,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as x
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage as storage_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _net_family as net_family
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import load_profiles, resolve_profile_name
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, resolve_profile_name
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._yaml import safe_load
@@ -240,8 +240,19 @@ def judge_collected(family_name, host, collected, ctx=None):
 
 
 # Profiles read once per process (a worker judges one host; the controller's main process may judge many).
-_PROFILE_CACHE = {}
 _CATALOG_CACHE = {}
+
+
+def warm_caches():
+    """Read the shipped profiles and Xid catalog into this process's caches now. Called where an action plugin is
+    imported: the strategy imports it in the controller's main process before it forks a worker per node, so every
+    worker inherits what was read instead of reading it again (a node's judgement otherwise re-reads 14 YAML files).
+    A file that cannot be read is left for the judgement that needs it to report."""
+    try:
+        cached_profiles()
+        cached_catalog()
+    except ValueError:
+        pass
 
 
 def cached_catalog(overrides=None):
@@ -252,15 +263,6 @@ def cached_catalog(overrides=None):
     if None not in _CATALOG_CACHE:
         _CATALOG_CACHE[None] = load_catalog()
     return _CATALOG_CACHE[None]
-
-
-def cached_profiles(profiles_dir=None):
-    """The model profiles of ``profiles_dir`` (default: the shipped ones), read once. Raises ValueError naming the
-    file that is wrong."""
-    key = profiles_dir or ""
-    if key not in _PROFILE_CACHE:
-        _PROFILE_CACHE[key] = load_profiles(profiles_dir)
-    return _PROFILE_CACHE[key]
 
 
 # Portable BIOS attribute names -> each vendor's names, shipped with the collection.

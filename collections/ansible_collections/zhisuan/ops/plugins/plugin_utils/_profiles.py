@@ -51,6 +51,19 @@ def _load_one(path):
     return data
 
 
+# Profiles read once per process, by directory ("" the shipped ones): a worker judges one host; the controller's main
+# process, which forks the workers, reads them once for all (plugin_utils._judging.warm_caches).
+_CACHE = {}
+
+
+def cached_profiles(directory=None):
+    """``load_profiles(directory)``, read once per process. Raises ValueError naming the file that is wrong."""
+    key = directory or ""
+    if key not in _CACHE:
+        _CACHE[key] = load_profiles(directory)
+    return _CACHE[key]
+
+
 def load_profiles(directory=None):
     """Return ``{name: profile}`` for every ``*.yml``/``*.yaml`` file in ``directory`` (default: the shipped ones).
 
