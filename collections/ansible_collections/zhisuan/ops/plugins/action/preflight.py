@@ -10,14 +10,10 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, SelectionError, select_families
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import preflight, preflight_check
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, warm_profiles
 
-# the shipped profiles, read once in the main process (the strategy imports this plugin before it forks a worker per
-# node) and inherited by every worker; a broken profile is reported by the run's preflight, which reads it again
-try:
-    cached_profiles()
-except ValueError:
-    pass
+# the shipped profiles, read once in the main process and inherited by every forked worker
+warm_profiles()
 
 ARGUMENT_SPEC = dict(
     scope=dict(type="str", required=True, choices=["run", "host"]),

@@ -55,13 +55,12 @@ ORDER = tuple(COLLECTORS)
 
 
 class FamilyModule(object):
-    """What a collect function uses of its module: the family's own validated options, and the real module's
-    warnings and check mode."""
+    """What a collect function uses of its module: the family's own validated options and the real module's
+    warnings."""
 
     def __init__(self, module, params):
         self.params = params
         self.warn = module.warn
-        self.check_mode = module.check_mode
 
 
 def _options(name, collector, given):

@@ -31,7 +31,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as x
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage as storage_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _net_family as net_family
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, resolve_profile_name
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, resolve_profile_name, warm_profiles
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._yaml import safe_load
@@ -248,8 +248,8 @@ def warm_caches():
     imported: the strategy imports it in the controller's main process before it forks a worker per node, so every
     worker inherits what was read instead of reading it again (a node's judgement otherwise re-reads 14 YAML files).
     A file that cannot be read is left for the judgement that needs it to report."""
+    warm_profiles()
     try:
-        cached_profiles()
         cached_catalog()
     except ValueError:
         pass

@@ -56,6 +56,16 @@ def _load_one(path):
 _CACHE = {}
 
 
+def warm_profiles():
+    """Read the shipped profiles into this process's cache now (where an action plugin is imported: the strategy
+    imports it in the controller's main process before it forks a worker per node, and every worker inherits the
+    cache). A profile that cannot be read is left for the task that needs it to report."""
+    try:
+        cached_profiles()
+    except ValueError:
+        pass
+
+
 def cached_profiles(directory=None):
     """``load_profiles(directory)``, read once per process. Raises ValueError naming the file that is wrong."""
     key = directory or ""
