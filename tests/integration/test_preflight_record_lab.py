@@ -229,3 +229,31 @@ def test_the_record_templates_inventory_variables_in_each_hosts_context(lab, tmp
         ("node03", {"rack": "R09-A", "u": 12}), ("node04", {"rack": "R10-A", "u": 13})]
     assert all(record["checks"] and all(c["id"].startswith("gpu.") for c in record["checks"])
                for record in document["hosts"].values())
+
+
+def test_a_variable_that_cannot_be_templated_is_its_nodes_mistake_and_the_record_is_kept(lab, tmp_path):
+    """The run start checks every node's inventory in one task, each node's variables templated in its own context:
+    a template that fails on one node is that node's error check, the others are tested, the record is written."""
+    _, lab_inventory = lab
+
+    def broken(hosts):
+        hosts["node02"]["zhisuan_thresholds"] = "{{ site_thresholds.gpu }}"       # a variable the site never set
+        for index, name in enumerate(sorted(hosts)):
+            hosts[name]["site_model"] = "H1OO" if name == "node03" else "A100"
+            hosts[name]["zhisuan_gpu_profile"] = "{{ site_model }}"              # templated per node
+
+    inventory = edited(lab_inventory, tmp_path / "broken.yml", broken)
+    runner, document = run_playbook(tmp_path, "acceptance.yml", inventory, tags="gpu")
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    hosts = document["hosts"]
+    unreadable = errors(document, "node02")
+    assert [check["id"] for check in unreadable] == ["run.preflight.inventory"] and hosts["node02"]["checks"] == unreadable
+    assert "zhisuan_thresholds cannot be read" in unreadable[0]["message"]
+    assert "site_thresholds" in unreadable[0]["message"]
+    typo = errors(document, "node03")
+    assert [check["id"] for check in typo] == ["run.preflight.inventory"]
+    assert "zhisuan_gpu_profile 'H1OO' is not a known GPU profile" in typo[0]["message"]
+    for name in ("node01", "node04"):
+        assert hosts[name]["status"] == "pass", errors(document, name)
+        assert hosts[name]["facts"]["gpu"]["profile"] == "a100"

@@ -93,23 +93,73 @@ def test_an_unreadable_xid_catalog_override_names_the_file(tmp_path):
         raise AssertionError("an unreadable catalog override was accepted")
 
 
-def test_the_check_node_role_falls_back_to_the_family_roles_defaults():
-    """check_node passes each family role's variables with that role's own default: the two must not drift."""
-    task = ""
-    for part in ("tasks", "defaults"):
-        with open(os.path.join(REPO, "roles", "check_node", part, "main.yml")) as handle:
-            task += handle.read()
+# inventories the family roles' defaults and zhisuan.ops.check's own resolution must read alike
+INVENTORIES = [
+    {},
+    {"zhisuan_tools": {"nvidia_smi": "/opt/lab/nvidia-smi", "dcgmi": "/opt/lab/dcgmi", "journalctl": "/bin/journalctl",
+                       "dmesg": "/bin/dmesg", "nvbandwidth": "/opt/nvbandwidth", "lspci": "/sbin/lspci",
+                       "ofed_info": "/usr/bin/ofed_info", "nv_fabricmanager": "/usr/bin/nv-fabricmanager"},
+     "zhisuan_thresholds": {"gpu": {"nvlink_errors_window_s": 30, "temp_max_c": 80}, "xid": {"window_h": 2},
+                            "dcgm": {"max_failures": 0}, "tuning": {"numa": "strict"}},
+     "zhisuan_expected": {"gpu_count": 8, "tuning": {"sysctl": {"vm.swappiness": 1, "net.core.rmem_max": 1}}},
+     "zhisuan_gpu_profile": "H100", "zhisuan_gpu_profile_overrides": {"h100": {"power_w": 650}},
+     "zhisuan_xid_since": "-2h", "zhisuan_xid_catalog_overrides": "/etc/xid.yml", "zhisuan_dcgm_level": 3,
+     "zhisuan_read_acs": False, "zhisuan_host_root": "/host"},
+    # a mapping variable without the key the path names, and a tools table that is not a mapping
+    {"zhisuan_tools": None, "zhisuan_thresholds": {"gpu": {}}, "zhisuan_expected": {"tuning": {}}, "zhisuan_gpu_profile": ""},
+]
+
+
+def test_zhisuan_ops_check_reads_the_family_roles_variables_as_their_defaults_do():
+    """check_node gives zhisuan.ops.check no options; the action resolves each from the family roles' variables
+    (its table in _check_vars). Each family role's default, templated by Ansible, must equal what the table resolves
+    from the same inventory, and a role variable a site sets must win over the inventory's."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars
+
+    by_variable = {}
+    for table in (_check_vars.COLLECT, _check_vars.JUDGE):
+        for family, options in table.items():
+            for option, spec in options.items():
+                # each family role's variable (after check_node's own, which a run sets and these inventories do not)
+                for source in spec[0]:
+                    if isinstance(source, str) and source.startswith("check_") and not source.startswith("check_node_"):
+                        by_variable.setdefault(source, []).append(spec)
+    compared = 0
     for role in ("check_gpu", "check_xid", "check_dcgm", "check_tuning"):
-        with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
-            defaults = yaml.safe_load(handle)
+        # read as Ansible reads a role's defaults (its templates trusted)
+        defaults = DataLoader().load_from_file(os.path.join(REPO, "roles", role, "defaults", "main.yml"),
+                                              trusted_as_template=True)
         for name, value in defaults.items():
-            if name in ("check_gpu_keep", "check_tuning_keep", "check_dcgm_diag"):
-                continue  # chosen by check_node_families / check_node_dcgm_diag
-            assert name in task, "check_node does not pass %s" % name
-            if isinstance(value, bool):
-                assert "%s | default(%s)" % (name, str(value).lower()) in task, (name, value)
-            elif isinstance(value, int) or (isinstance(value, str) and "{{" not in value and value):
-                assert "%s | default(%s)" % (name, json.dumps(value).replace('"', "'")) in task, (name, value)
-            elif isinstance(value, str) and "{{" in value:
-                inner = value.strip()[2:-2].strip()
-                assert "%s | default(%s)" % (name, inner) in task, (name, inner)
+            if name in ("check_gpu_keep", "check_tuning_keep", "check_dcgm_diag", "check_gpu_bandwidth",
+                        "check_dcgm_health"):
+                continue  # chosen by check_node_families / check_node_dcgm_diag in the role's task
+            assert name in by_variable, "zhisuan.ops.check does not read %s" % name
+            for inventory in INVENTORIES:
+                templar = Templar(loader=DataLoader(), variables=inventory)
+                expected = templar.template(value)
+                view = _check_vars.VariableView(inventory, templar.template)
+                for spec in by_variable[name]:
+                    how = spec[2] if len(spec) > 2 else None
+                    assert _check_vars.resolve(spec, view) == _check_vars._convert(expected, how), (name, inventory)
+                    compared += 1
+                # the role variable itself, set by a site, wins
+                view = _check_vars.VariableView(dict(inventory, **{name: "site-value"}), templar.template)
+                for spec in by_variable[name]:
+                    how = spec[2] if len(spec) > 2 else None
+                    assert _check_vars.resolve(spec, view) == _check_vars._convert("site-value", how)
+    assert compared >= 3 * 30
+
+
+def test_options_given_to_the_task_win_and_null_ones_are_left_out():
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars
+
+    view = _check_vars.VariableView({"zhisuan_tools": {"nvidia_smi": "/inv/nvidia-smi"}, "check_gpu_timeout": None},
+                                    lambda value: value)
+    options = _check_vars.family_options(_check_vars.COLLECT, ["gpu", "dcgm"],
+                                         {"gpu": {"timeout": 5, "extra": 1}, "dcgm": {"level": None}}, view)
+    assert options["gpu"] == {"nvidia_smi_path": "/inv/nvidia-smi", "timeout": 5, "extra": 1, "nvlink_errors_window": 0}
+    # a null given option and a chain that ends in the empty default: the module's own default applies
+    assert options["dcgm"] == {"dcgmi_path": "dcgmi"}

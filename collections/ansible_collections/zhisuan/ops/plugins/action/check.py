@@ -10,6 +10,7 @@ import time
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, VariableView, family_options
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, failed_task_check
 
@@ -37,6 +38,7 @@ ARGUMENT_SPEC = dict(
     keep=dict(type="list", elements="str"),
     gpu_facts=dict(type="dict"),
     record=dict(type="str"),
+    variables=dict(type="bool", default=True),
 )
 
 
@@ -60,9 +62,18 @@ class ActionModule(ActionBase):
         facts = {}
         timing = {}  # seconds each family took on this node (collect + judge): the JUnit testcases' time
         collected_all, node_timing = {}, {}
-        if families:
-            options = dict((name, dict((key, value) for key, value in (args["collect"].get(name) or {}).items()
+        if args["variables"]:
+            # the options the task left out, from the node's variables: one pass in Python, not a Jinja expression per
+            # option compiled in every worker
+            view = VariableView(task_vars, self._templar.template)
+            collect = family_options(COLLECT, families, args["collect"], view)
+            judge = family_options(JUDGE, families, args["judge"], view)
+        else:
+            collect = dict((name, dict((key, value) for key, value in (args["collect"].get(name) or {}).items()
                                        if value is not None)) for name in families)
+            judge = args["judge"]
+        if families:
+            options = collect
             try:
                 # one round trip: every family's collect function runs in one module process on the node
                 answer = self._execute_module(module_name="zhisuan.ops.node_collect",
@@ -98,7 +109,7 @@ class ActionModule(ActionBase):
                 facts["check_tuning_host"] = collected.get("host") or {}
             if name not in keep:
                 continue
-            options = dict((key, value) for key, value in (args["judge"].get(name) or {}).items()
+            options = dict((key, value) for key, value in (judge.get(name) or {}).items()
                            if key in JUDGE_OPTIONS and value is not None)
             try:
                 family_checks, family_summary, family_unreachable = judge_family(

@@ -5,18 +5,19 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, SelectionError, select_families
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import preflight, preflight_check
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars, template_error
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import HOST_VARIABLES, preflight, preflight_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, warm_profiles
 
 # the shipped profiles, read once in the main process and inherited by every forked worker
 warm_profiles()
 
 ARGUMENT_SPEC = dict(
-    scope=dict(type="str", required=True, choices=["run", "host"]),
+    scope=dict(type="str", required=True, choices=["run", "host", "hosts"]),
     kind=dict(type="str", required=True, choices=sorted(RUN_FAMILIES)),
     variables=dict(type="dict", default={}),
     run_tags=dict(type="list", elements="str", default=[]),
@@ -24,11 +25,13 @@ ARGUMENT_SPEC = dict(
     site=dict(type="bool", default=False),
     families=dict(type="list", elements="str"),
     profiles_dir=dict(type="path"),
+    hosts=dict(type="list", elements="str", default=[]),
 )
 
 
 class ActionModule(ActionBase):
-    """Validate a run's family selection (scope run) or one node's inventory inputs (scope host) on the controller."""
+    """Validate a run's family selection (scope run), one node's inventory inputs (scope host) or every node's of
+    the run at once (scope hosts), on the controller."""
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(ARGUMENT_SPEC)
@@ -51,9 +54,14 @@ class ActionModule(ActionBase):
             profiles = cached_profiles(args["profiles_dir"])
         except ValueError as exc:
             raise AnsibleActionFail("zhisuan.ops.preflight: %s" % exc)
+        run_families = args["families"] if args["families"] is not None else list(RUN_FAMILIES[args["kind"]])
+        if args["scope"] == "hosts":
+            failed = self._preflight_hosts(args["kind"], args["hosts"], task_vars, profiles)
+            result.update(changed=False, ok=not failed, failed_hosts=failed, hosts_checked=len(args["hosts"]),
+                          families=run_families)
+            return result
         host = task_vars.get("inventory_hostname", "unknown")
         found = preflight(args["kind"], variables, profiles)
-        run_families = args["families"] if args["families"] is not None else list(RUN_FAMILIES[args["kind"]])
         result.update(
             changed=False,
             ok=not found["problems"],
@@ -63,3 +71,26 @@ class ActionModule(ActionBase):
             families=run_families,
         )
         return result
+
+    def _preflight_hosts(self, kind, names, task_vars, profiles):
+        """Every node's inventory, in this one task: ``{host: [its error check]}`` for the nodes with mistakes.
+
+        Each node's variables are read from hostvars untemplated and templated in the node's own context, as a task
+        on the node would see them; one that cannot be templated is a mistake of that node, not of the run."""
+        hostvars = task_vars["hostvars"]
+        failed = {}
+        for name in names:
+            view = HostView(raw_host_vars(hostvars, name), self._templar)
+            variables, problems = {}, []
+            for key in HOST_VARIABLES:
+                try:
+                    value = view.get(key)
+                except AnsibleError as exc:
+                    problems.append("%s cannot be read: %s" % (key, template_error(exc)))
+                    continue
+                if value is not None:
+                    variables[key] = value
+            problems.extend(preflight(kind, variables, profiles)["problems"])
+            if problems:
+                failed[name] = [preflight_check(name, problems)]
+        return failed

@@ -18,6 +18,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import FleetError, judge_fleet, placement
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import asset_rows, to_csv
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     atomic_write,
     build_results,
@@ -69,29 +70,8 @@ def _shared_components(hosts, host_vars, plan_path, thresholds, display):
     return [check for check in checks if check["status"] == "fail"]
 
 
-class _HostView(object):
-    """One host's variables as the record reads them: what the run kept (the ``results_*`` facts and the node record,
-    data the run's own tasks wrote) as it is, and the inventory's variables templated in the host's context.
-
-    ``hostvars[name].get`` templates every value it returns, walking it whole: a node's record of several hundred
-    checks cost ~50 ms a host that way, 3 s of a 64-node acceptance run, for data that holds no template."""
-
-    DATA = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable", "ansible_facts")
-
-    def __init__(self, raw, templar):
-        self._raw = raw if isinstance(raw, dict) else {}
-        self._templar = templar
-        self._host_templar = None
-
-    def get(self, key, default=None):
-        if key not in self._raw:
-            return default
-        value = self._raw[key]
-        if key in self.DATA or value is None or isinstance(value, (bool, int, float)):
-            return value
-        if self._host_templar is None:
-            self._host_templar = self._templar.copy_with_new_env(available_variables=self._raw)
-        return self._host_templar.template(value)
+# what the run kept for each host (facts its own tasks wrote, no template in them): read as it is
+_RUN_DATA = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable", "ansible_facts")
 
 
 class ActionModule(ActionBase):
@@ -124,9 +104,8 @@ class ActionModule(ActionBase):
         asset_vars = {}
         cabling_plan = fleet_thresholds = None
         for name in sorted(hostvars.keys()):
-            # HostVars gives the host's variables untemplated with raw_get (a plain mapping, as tests pass, as they are)
-            raw = hostvars.raw_get(name) if hasattr(hostvars, "raw_get") else hostvars[name]
-            host_vars = _HostView(raw, self._templar)
+            unreadable = []
+            host_vars = HostView(raw_host_vars(hostvars, name), self._templar, _RUN_DATA, errors=unreadable)
             if not host_vars.get("results_targeted"):
                 continue
             asset_vars[name] = dict((key, host_vars.get(key)) for key in ("zhisuan_rack", "zhisuan_u", "bmc_address",
@@ -141,6 +120,10 @@ class ActionModule(ActionBase):
                 hosts[name]["facts"]["location"] = location
             if args["diagnose"] and hosts[name]["status"] != "unreachable":
                 hosts[name]["facts"]["diagnosis"] = diagnose(hosts[name]["checks"])
+            for key, message in unreadable:
+                # the node's preflight already made it an error check; the record goes on without the value
+                self._display.warning("zhisuan.ops.results: %s: %s cannot be read, left out of the record: %s"
+                                      % (name, key, message))
         finished = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
         run = {
             "id": args["run_id"],

@@ -62,6 +62,7 @@ options:
         C(gpu_bandwidth) of M(zhisuan.ops.gpu_bandwidth), C(xid) of
         M(zhisuan.ops.xid_info), C(dcgm) of M(zhisuan.ops.dcgm_diag), C(dcgm_health) of M(zhisuan.ops.dcgm_health),
         C(tuning) of M(zhisuan.ops.host_info)). Options set to V(null) are left out.
+      - With O(variables), an option left out here is taken from the node's variables (see O(variables)).
     type: dict
     default: {}
   judge:
@@ -84,6 +85,16 @@ options:
       - The run the checks belong to (its id). The checks, the report facts and whether the node was unreachable are
         added to the host fact C(results_node_record) of that run (a record of another run is replaced).
     type: str
+  variables:
+    description:
+      - Take each option that O(collect) and O(judge) leave out from the node's variables, as the per-family roles
+        do - the role's own variable first (C(check_gpu_nvidia_smi), C(check_xid_since), C(check_dcgm_timeout),
+        C(check_tuning_root), ...), then the inventory's (C(zhisuan_tools.nvidia_smi), C(zhisuan_xid_since),
+        C(zhisuan_dcgm_level), C(zhisuan_expected), C(zhisuan_thresholds.gpu), C(zhisuan_gpu_profile), ...), then
+        those roles' defaults. The C(check_node) role gives no options and lets this resolve them all, in one pass.
+      - V(false) leaves out what is not given, so each module's and the judge's own defaults apply.
+    type: bool
+    default: true
 seealso:
   - module: zhisuan.ops.judge
   - module: zhisuan.ops.node_collect

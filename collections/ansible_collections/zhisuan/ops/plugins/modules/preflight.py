@@ -24,6 +24,10 @@ description:
     family names of the family variables, C(bmc_protocol) (C(redfish) or C(ipmi)) and the paths of C(zhisuan_tools)
     (absolute, or a bare program name for a PATH lookup). It never fails - a node with mistakes gets one C(error)
     check C(run.preflight.inventory) naming every bad value (and the known profiles), and the run skips it.
+  - With O(scope=hosts), once per run, does what O(scope=host) does for every node of O(hosts) in one task on the
+    controller (the C(results) role's run start), reading each node's inventory variables itself, templated in the
+    node's context; a variable that cannot be templated is a mistake of that node. One task for the run instead of
+    one per node.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
   - zhisuan.ops._attributes.controller
@@ -34,10 +38,12 @@ attributes:
     support: none
 options:
   scope:
-    description: What to check - the run's family selection (V(run)) or the current node's inputs (V(host)).
+    description:
+      - What to check - the run's family selection (V(run)), the current node's inputs (V(host)) or the inputs of
+        every node of O(hosts) (V(hosts)).
     type: str
     required: true
-    choices: [run, host]
+    choices: [run, host, hosts]
   kind:
     description: The kind of run.
     type: str
@@ -73,6 +79,11 @@ options:
   profiles_dir:
     description: A directory of profile YAML files to use instead of the ones shipped in the collection.
     type: path
+  hosts:
+    description: The nodes whose inventory to check (O(scope=hosts)), by inventory name.
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -96,6 +107,15 @@ EXAMPLES = r"""
       zhisuan_expected: "{{ zhisuan_expected | default(none) }}"
       zhisuan_tools: "{{ zhisuan_tools | default(none) }}"
   register: node_preflight
+
+- name: Check the inventory of every node of the run, in one task
+  zhisuan.ops.preflight:
+    scope: hosts
+    kind: acceptance
+    hosts: "{{ ansible_play_hosts_all }}"
+  run_once: true
+  delegate_to: localhost
+  register: nodes_preflight
 """
 
 RETURN = r"""
@@ -120,9 +140,18 @@ skip:
   returned: O(scope=run)
   type: bool
 ok:
-  description: Whether the node's inputs are usable (O(scope=host)).
-  returned: O(scope=host)
+  description: Whether the node's inputs are usable (O(scope=host)); whether every node's are (O(scope=hosts)).
+  returned: O(scope=host) or O(scope=hosts)
   type: bool
+failed_hosts:
+  description: The nodes with mistakes in their inputs, each with its C(run.preflight.inventory) error check (a list).
+  returned: O(scope=hosts)
+  type: dict
+hosts_checked:
+  description: How many nodes were checked.
+  returned: O(scope=hosts)
+  type: int
+  sample: 64
 problems:
   description: Every mistake found in the node's inputs.
   returned: O(scope=host)

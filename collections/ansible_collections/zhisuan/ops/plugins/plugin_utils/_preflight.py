@@ -44,6 +44,10 @@ KNOWN_TOOLS = frozenset((
 # Tools an empty path turns off rather than misconfigures: the kernel log is read from whichever source is left.
 OFF_WHEN_EMPTY = ("journalctl", "dmesg")
 CHECK_ID = "run.preflight.inventory"
+# The inventory variables a node's preflight reads.
+HOST_VARIABLES = ("zhisuan_gpu_profile", "zhisuan_expected", "zhisuan_thresholds", "zhisuan_dcgm_level",
+                  "zhisuan_families", "zhisuan_acceptance_families", "zhisuan_diag_families", "bmc_protocol",
+                  "zhisuan_tools")
 
 
 def _suggest(value, choices):

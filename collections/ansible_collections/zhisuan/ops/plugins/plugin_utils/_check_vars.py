@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) zhisuan.ops contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this plugin_utils file is not part of the collection's public API and may change without notice.
+
+"""The options of zhisuan.ops.check that its task leaves out, taken from the node's variables.
+
+Each option has the chain of variables the per-family roles read it from (the role's own variable, then the
+inventory's ``zhisuan_*`` one), and the roles' default. Resolving them here, in one pass over the task's variables,
+replaces some forty Jinja expressions in the task's arguments that every forked worker compiled afresh for every node
+(half the controller's time in the check task, measured at 32 nodes).
+
+A source is a variable name, or a path ``(variable, key, key...)`` into a mapping variable. The first source that is
+defined wins, as Jinja's ``default()`` chains do: a variable set to null is defined (and a null option is left out, so
+the module's own default applies). A missing key, or a path through something that is not a mapping, is undefined.
+"""
+
+from __future__ import annotations
+
+# the default of an option whose chain is all undefined: the roles' defaults
+_NO_DEFAULT = object()
+
+
+def _tool(role_var, tool, default):
+    return ((role_var, ("zhisuan_tools", tool)), default)
+
+
+# family -> option -> (sources, default[, conversion])
+COLLECT = {
+    "gpu": {
+        "nvidia_smi_path": _tool("check_gpu_nvidia_smi", "nvidia_smi", "nvidia-smi"),
+        "timeout": (("check_gpu_timeout",), 60),
+        "nvlink_errors_window": (("check_gpu_nvlink_errors_window", ("zhisuan_thresholds", "gpu", "nvlink_errors_window_s")),
+                                 0, "int"),
+    },
+    "gpu_bandwidth": {
+        "nvbandwidth_path": _tool("check_gpu_nvbandwidth", "nvbandwidth", "nvbandwidth"),
+        "timeout": (("check_gpu_bandwidth_timeout",), 900, "int"),
+    },
+    "xid": {
+        "journalctl_path": _tool("check_xid_journalctl", "journalctl", "journalctl"),
+        "dmesg_path": _tool("check_xid_dmesg", "dmesg", "dmesg"),
+        "since": (("check_xid_since", "zhisuan_xid_since"), "-24h"),
+        "source": (("check_xid_source",), "auto"),
+        "timeout": (("check_xid_timeout",), 60),
+    },
+    "dcgm": {
+        # check_node_dcgm_level is the check_node role's (the run's level); the others the check_dcgm role's chain
+        "level": (("check_node_dcgm_level", "check_dcgm_level", "zhisuan_dcgm_level"), 1, "int"),
+        "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
+        # empty: the module's default for the level
+        "timeout": (("check_dcgm_timeout",), None, "int_or_none"),
+    },
+    "dcgm_health": {
+        "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
+        "timeout": (("check_node_dcgm_health_timeout", "check_dcgm_health_timeout"), 60, "int"),
+    },
+    "tuning": {
+        "nvidia_smi_path": _tool("check_tuning_nvidia_smi", "nvidia_smi", "nvidia-smi"),
+        "lspci_path": _tool("check_tuning_lspci", "lspci", "lspci"),
+        "ofed_info_path": _tool("check_tuning_ofed_info", "ofed_info", "ofed_info"),
+        "nv_fabricmanager_path": _tool("check_tuning_nv_fabricmanager", "nv_fabricmanager", "nv-fabricmanager"),
+        "dcgmi_path": _tool("check_tuning_dcgmi", "dcgmi", "dcgmi"),
+        "acs": (("check_tuning_acs", "zhisuan_read_acs"), True),
+        "root": (("check_tuning_root", "zhisuan_host_root"), "/"),
+        # the sysctl keys the expected tuning names (their values are judged on the controller)
+        "sysctl_keys": (("check_tuning_sysctl_keys", ("zhisuan_expected", "tuning", "sysctl")), {}, "keys"),
+        "timeout": (("check_tuning_timeout",), 60),
+    },
+}
+
+_PROFILE = (("check_gpu_profile", "zhisuan_gpu_profile"), "", "or_none")
+_PROFILE_OVERRIDES = (("check_gpu_profile_overrides", "zhisuan_gpu_profile_overrides"), {})
+_GPU_THRESHOLDS = (("check_gpu_thresholds", ("zhisuan_thresholds", "gpu")), {})
+
+JUDGE = {
+    "gpu": {
+        "profile": _PROFILE,
+        "profile_overrides": _PROFILE_OVERRIDES,
+        "expected": (("check_gpu_expected", "zhisuan_expected"), {}),
+        "thresholds": _GPU_THRESHOLDS,
+    },
+    "gpu_bandwidth": {
+        "profile": _PROFILE,
+        "profile_overrides": _PROFILE_OVERRIDES,
+        "thresholds": _GPU_THRESHOLDS,
+    },
+    "xid": {
+        "thresholds": (("check_xid_thresholds", ("zhisuan_thresholds", "xid")), {}),
+        "xid_catalog_overrides": (("check_xid_catalog_overrides", "zhisuan_xid_catalog_overrides"), None, "or_none"),
+    },
+    "dcgm": {
+        "thresholds": (("check_dcgm_thresholds", ("zhisuan_thresholds", "dcgm")), {}),
+    },
+    "tuning": {
+        "expected": (("check_tuning_expected", "zhisuan_expected"), {}),
+        "thresholds": (("check_tuning_thresholds", ("zhisuan_thresholds", "tuning")), {}),
+    },
+}
+
+
+def _convert(value, how):
+    if how == "int":
+        # what Jinja's int filter does with a number or a numeric string; anything else goes to the module as it
+        # is, whose argument check names the option
+        try:
+            return int(value) if not isinstance(value, bool) else value
+        except (TypeError, ValueError):
+            return value
+    if how == "int_or_none":
+        return None if value is None or str(value) == "" else _convert(value, "int")
+    if how == "or_none":
+        return value or None
+    if how == "keys":
+        return list(value) if isinstance(value, dict) else value
+    return value
+
+
+class VariableView(object):
+    """The node's variables as the task sees them, each templated once, on first use."""
+
+    def __init__(self, task_vars, template):
+        self._vars = task_vars
+        self._template = template
+        self._done = {}
+
+    def get(self, source):
+        """The value of a source, or _NO_DEFAULT when it is undefined."""
+        path = (source,) if isinstance(source, str) else tuple(source)
+        name = path[0]
+        if name not in self._done:
+            self._done[name] = self._template(self._vars[name]) if name in self._vars else _NO_DEFAULT
+        value = self._done[name]
+        for key in path[1:]:
+            if not isinstance(value, dict) or key not in value:
+                return _NO_DEFAULT
+            value = value[key]
+        return value
+
+
+def resolve(spec, view):
+    """One option: the first defined source of its chain, else its default, converted as the role's filter did."""
+    sources, default = spec[0], spec[1]
+    how = spec[2] if len(spec) > 2 else None
+    value = default
+    for source in sources:
+        found = view.get(source)
+        if found is not _NO_DEFAULT:
+            value = found
+            break
+    return _convert(value, how)
+
+
+def family_options(table, families, given, view):
+    """Per family, the options given to the task, and each left out taken from the variables (null ones dropped)."""
+    out = {}
+    for name in families:
+        options = dict((table.get(name) or {}))
+        given_family = dict(given.get(name) or {})
+        resolved = {}
+        for option, spec in options.items():
+            resolved[option] = given_family.pop(option) if option in given_family else resolve(spec, view)
+        resolved.update(given_family)
+        out[name] = dict((key, value) for key, value in resolved.items() if value is not None)
+    return out
