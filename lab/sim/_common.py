@@ -8,19 +8,25 @@ A simulator is a file lab/sim/<name>.py (no leading underscore) that defines
 * optionally ``check_fault(fault, node, where)``: range checks against the node (``node["gpus"]`` …), raising
   ``LabError``; and ``check_state(state)``: render once at ``labctl up`` so a fault the capture cannot carry
   fails there, not in a play;
-* ``main(argv)``: called as ``<sim>.py --state STATE [args of the real tool...]``.
+* ``main(argv)``: called as ``<sim>.py --state STATE [args of the real tool...]``;
+* optionally ``cacheable(args, state)``: true when that call's stdout is a pure function of the node's state file,
+  the arguments, the code and the files it reads -- then labctl's wrapper runs it through ``_launch.py`` and a
+  repeated call replays the stored rendering (``_simcache.py``; only a run with rc 0 and empty stderr is stored).
 
 Simulators replay real captures from tests/fixtures and only edit values in them. Standard library only: the
 wrappers run them with ``python -I -S``.
 """
 
-import json
 import os
 import sys
 import time
 
 FIXTURES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                             "tests", "fixtures")
+
+# PCI bus numbers of the eight GPUs of a DGX A100 (nvidia-smi prints them upper case); the kernel log's Xid lines use
+# them too (here, so that it need not import the nvidia-smi simulator and its XML machinery).
+DGX_A100_PCI_BUSES = ("07", "0F", "47", "4E", "87", "90", "B7", "BD")
 
 # Faults no single simulator owns. `hang`: the named tool never returns (nvidia-smi when no tool is named);
 # `unreachable`: no tool effect, the inventory sends Ansible to a closed port.
@@ -123,9 +129,38 @@ def power_cycle(path, when):
     return cleared
 
 
+class _JsonDefaults:
+    """What json.JSONDecoder() hands its C scanner (json.scanner.c_make_scanner); NaN/Infinity go to json."""
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError(name)
+
+
+def json_loads(text):
+    """``json.loads(text)`` without importing json, which imports ``re`` (~7 ms on each call of a lab tool whose
+    simulator needs neither): json's own C scanner with json's default settings. Whatever it does not take cleanly
+    (an error, trailing data, a BOM, NaN) goes to json itself, so the result or the error is json's."""
+    try:
+        from _json import make_scanner
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        value, end = make_scanner(_JsonDefaults())(text, start)
+        if not text[end:].strip(" \t\n\r"):
+            return value
+    except Exception:  # noqa: BLE001 -- json says what is wrong, below
+        pass
+    import json
+    return json.loads(text)
+
+
 def load_state(path):
     with open(path, encoding="utf-8") as fh:
-        state = json.load(fh)
+        state = json_loads(fh.read())
     for key in ("node", "index", "gpus", "faults"):
         if key not in state:
             raise LabError(f"state file {path} has no {key!r}")
@@ -134,11 +169,18 @@ def load_state(path):
 
 def save_state(path, state):
     """Rewrite the state file atomically (simulators whose tool changes the node, e.g. a GPU reset)."""
+    import json
     tmp = "%s.tmp%d" % (path, os.getpid())
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(state, fh, indent=2)
         fh.write("\n")
     os.replace(tmp, path)
+
+
+def hangs(state, tool):
+    """Whether the node has a `hang` fault for ``tool``."""
+    return any(isinstance(fault, dict) and fault.get("kind") == "hang" and fault.get("tool", "nvidia-smi") == tool
+               for fault in state.get("faults", []))
 
 
 def hang_if_asked(state, tool):

@@ -29,7 +29,9 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import (  # noqa: E402
+    FIXTURES_DIR, LabError, hang_if_asked, hangs, load_state, own_faults, split_argv, unsupported,
+)
 
 TOOLS = ("dcgmi",)
 DIAG_CAPTURE = os.path.join(FIXTURES_DIR, "dcgm", "dcgmi-diag-r3-j-tesla-t4-pass.json")
@@ -236,6 +238,13 @@ def _diag_args(args):
 
 # The DCGM version the lab's dcgmi reports (the r3 capture carries none).
 DCGM_VERSION = "3.3.9"
+
+
+def cacheable(args, state):
+    """The render cache (lab/sim/_simcache.py) may replay every call the lab implements: ``--version`` is constant,
+    ``diag`` and ``health`` are pure functions of the state file and the captures (a diag with a failed test exits
+    226: only rc 0 is stored). A hung dcgmi never finishes."""
+    return not hangs(state, "dcgmi")
 
 
 def main(argv=None):

@@ -34,7 +34,8 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
-    FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, save_state, split_argv, unsupported,
+    DGX_A100_PCI_BUSES, FIXTURES_DIR, LabError, hang_if_asked, hangs, load_state, own_faults, save_state, split_argv,
+    unsupported,
 )
 
 TOOLS = ("nvidia-smi",)
@@ -46,8 +47,7 @@ DRIVER_NOT_LOADED_MESSAGE = (
 )
 DRIVER_NOT_LOADED_RC = 9
 
-# PCI bus numbers of the eight GPUs of a DGX A100 (nvidia-smi prints them upper case).
-DGX_A100_PCI_BUSES = ("07", "0F", "47", "4E", "87", "90", "B7", "BD")
+# DGX_A100_PCI_BUSES (from _common): the PCI bus numbers of the eight GPUs of a DGX A100.
 MAX_GPUS = len(DGX_A100_PCI_BUSES)
 MAX_NODE_INDEX = 999
 
@@ -515,6 +515,13 @@ def reset(state_path, state, target):
     state["faults"] = kept
     save_state(state_path, state)
     return 0, RESET_OK.format(bus_id=bus_id)
+
+
+def cacheable(args, state):
+    """The render cache (lab/sim/_simcache.py) may replay ``-q -x``, ``nvlink -s`` and ``topo -m``: pure functions of
+    the state file and the captures. Not ``--gpu-reset`` (writes the state) nor ``nvlink -e`` (counts its reads in
+    the state); a hung nvidia-smi never finishes (nothing to store either way)."""
+    return _command(args)[0] in ("query", "nvlink", "topo") and not hangs(state, "nvidia-smi")
 
 
 def main(argv=None):
