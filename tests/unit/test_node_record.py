@@ -163,3 +163,51 @@ def test_options_given_to_the_task_win_and_null_ones_are_left_out():
     assert options["gpu"] == {"nvidia_smi_path": "/inv/nvidia-smi", "timeout": 5, "extra": 1, "nvlink_errors_window": 0}
     # a null given option and a chain that ends in the empty default: the module's own default applies
     assert options["dcgm"] == {"dcgmi_path": "dcgmi"}
+
+
+# What the check_node role's task computed in Jinja before zhisuan.ops.check read it from the variables itself
+# (roles/check_node/tasks/main.yml at 08e0b95): the reference the action's selection must equal.
+ROLE_FAMILIES = """{{ (['gpu'] if check_node_families | intersect(['gpu', 'xid', 'dcgm']) or check_node_gpu_facts | bool else [])
+   + (['gpu_bandwidth'] if 'gpu' in check_node_families and check_gpu_bandwidth | default(false) | bool else [])
+   + (['xid'] if 'xid' in check_node_families else [])
+   + (['dcgm'] if 'dcgm' in check_node_families and check_node_dcgm_diag | bool else [])
+   + (['dcgm_health'] if 'dcgm' in check_node_families and check_dcgm_health | default(true) | bool else [])
+   + (['tuning'] if 'tuning' in check_node_families else []) }}"""
+ROLE_KEEP = """{{ ['gpu', 'gpu_bandwidth', 'xid', 'dcgm', 'dcgm_health', 'tuning']
+   | select('in', check_node_families + (['dcgm_health'] if 'dcgm' in check_node_families else [])
+                   + (['gpu_bandwidth'] if 'gpu' in check_node_families else [])) | list }}"""
+
+
+def test_the_node_selection_is_what_the_check_node_role_computed():
+    import itertools
+
+    from ansible._internal._datatag._tags import TrustedAsTemplate
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars
+
+    defaults = DataLoader().load_from_file(os.path.join(REPO, "roles", "check_node", "defaults", "main.yml"),
+                                           trusted_as_template=True)
+    selections = [["gpu", "xid", "dcgm"], ["gpu"], ["xid"], ["dcgm"], ["tuning"], ["gpu", "xid", "dcgm", "tuning"], []]
+    seen = set()
+    for families, gpu_facts, diag, bandwidth, health in itertools.product(
+            selections, (False, "yes"), (True, False), (None, True), (None, False)):
+        variables = dict(defaults, check_node_families=families, check_node_gpu_facts=gpu_facts,
+                         check_node_dcgm_diag=diag, check_node_record="run-1")
+        if bandwidth is not None:
+            variables["check_gpu_bandwidth"] = bandwidth
+        if health is not None:
+            variables["check_dcgm_health"] = health
+        templar = Templar(loader=DataLoader(), variables=variables)
+        expected = (templar.template(TrustedAsTemplate().tag(ROLE_FAMILIES)),
+                    templar.template(TrustedAsTemplate().tag(ROLE_KEEP)))
+        got = _check_vars.node_selection(_check_vars.VariableView(variables, templar.template))
+        assert (got[0], got[1]) == expected, variables
+        assert got[2] == "run-1"
+        seen.add(tuple(got[0]))
+    assert len(seen) >= 12  # the combinations reach many different selections
+    # without the role's variables: its defaults (gpu, xid, dcgm with the diagnostic and the health watches; a
+    # bandwidth run with gpu would be kept), no record
+    assert _check_vars.node_selection(_check_vars.VariableView({}, lambda value: value)) == (
+        ["gpu", "xid", "dcgm", "dcgm_health"], ["gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health"], None)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import time
 
-from ansible.errors import AnsibleConnectionFailure
+from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, VariableView, family_options
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, VariableView, family_options, node_selection
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, failed_task_check
 
@@ -32,7 +32,7 @@ JUDGE_OPTIONS = ("profile", "profile_overrides", "profiles_dir", "expected", "th
 warm_caches()
 
 ARGUMENT_SPEC = dict(
-    families=dict(type="list", elements="str", required=True, choices=list(ORDER)),
+    families=dict(type="list", elements="str", choices=list(ORDER)),
     collect=dict(type="dict", default={}),
     judge=dict(type="dict", default={}),
     keep=dict(type="list", elements="str"),
@@ -55,6 +55,18 @@ class ActionModule(ActionBase):
         del tmp
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         host = task_vars.get("inventory_hostname", "unknown")
+        view = VariableView(task_vars, self._templar.template)
+        if args["families"] is None:
+            if not args["variables"]:
+                raise AnsibleActionFail("zhisuan.ops.check: families is required when variables is false")
+            # the check_node role's selection, from its variables
+            try:
+                selected, kept, record = node_selection(view)
+            except ValueError as exc:
+                raise AnsibleActionFail("zhisuan.ops.check: %s" % exc)
+            args["families"] = selected
+            args["keep"] = kept if args["keep"] is None else args["keep"]
+            args["record"] = args["record"] or record
         families = [name for name in ORDER if name in args["families"]]
         keep = set(families if args["keep"] is None else args["keep"])
         checks, summary, unreachable = [], {}, False
@@ -65,7 +77,6 @@ class ActionModule(ActionBase):
         if args["variables"]:
             # the options the task left out, from the node's variables: one pass in Python, not a Jinja expression per
             # option compiled in every worker
-            view = VariableView(task_vars, self._templar.template)
             collect = family_options(COLLECT, families, args["collect"], view)
             judge = family_options(JUDGE, families, args["judge"], view)
         else:

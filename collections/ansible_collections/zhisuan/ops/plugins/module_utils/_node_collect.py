@@ -19,16 +19,6 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import TOOL_ARGSPEC, check_timeout, failure_fields
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import GPU_BANDWIDTH_ARGSPEC, collect_bandwidth
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import GPU_INFO_ARGSPEC, collect_gpu_facts
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import (
-    DCGM_DIAG_ARGSPEC,
-    DCGM_HEALTH_ARGSPEC,
-    collect_dcgm_diag,
-    collect_dcgm_health,
-)
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid_collect import XID_INFO_ARGSPEC, collect_xid_facts
-from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import HOST_INFO_ARGSPEC, collect_host_facts
 
 
 class Collector(object):
@@ -43,15 +33,34 @@ class Collector(object):
 
 
 # In the order they run: the GPU facts first, the others name GPUs with them on the controller.
-COLLECTORS = {
-    "gpu": Collector("zhisuan.ops.gpu_info", GPU_INFO_ARGSPEC, collect_gpu_facts),
-    "gpu_bandwidth": Collector("zhisuan.ops.gpu_bandwidth", GPU_BANDWIDTH_ARGSPEC, collect_bandwidth),
-    "xid": Collector("zhisuan.ops.xid_info", XID_INFO_ARGSPEC, collect_xid_facts),
-    "dcgm": Collector("zhisuan.ops.dcgm_diag", DCGM_DIAG_ARGSPEC, collect_dcgm_diag, check_mode=False),
-    "dcgm_health": Collector("zhisuan.ops.dcgm_health", DCGM_HEALTH_ARGSPEC, collect_dcgm_health),
-    "tuning": Collector("zhisuan.ops.host_info", HOST_INFO_ARGSPEC, collect_host_facts),
-}
-ORDER = tuple(COLLECTORS)
+ORDER = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning")
+
+
+def collector(name):
+    """The family's collector. Its code is imported only when a run asks for the family: a node checked for gpu, xid
+    and dcgm never loads the tuning or bandwidth collectors (the module's payload carries them all)."""
+    if name == "gpu":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import GPU_INFO_ARGSPEC, collect_gpu_facts
+        return Collector("zhisuan.ops.gpu_info", GPU_INFO_ARGSPEC, collect_gpu_facts)
+    if name == "gpu_bandwidth":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import (
+            GPU_BANDWIDTH_ARGSPEC,
+            collect_bandwidth,
+        )
+        return Collector("zhisuan.ops.gpu_bandwidth", GPU_BANDWIDTH_ARGSPEC, collect_bandwidth)
+    if name == "xid":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid_collect import XID_INFO_ARGSPEC, collect_xid_facts
+        return Collector("zhisuan.ops.xid_info", XID_INFO_ARGSPEC, collect_xid_facts)
+    if name == "dcgm":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import DCGM_DIAG_ARGSPEC, collect_dcgm_diag
+        return Collector("zhisuan.ops.dcgm_diag", DCGM_DIAG_ARGSPEC, collect_dcgm_diag, check_mode=False)
+    if name == "dcgm_health":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import DCGM_HEALTH_ARGSPEC, collect_dcgm_health
+        return Collector("zhisuan.ops.dcgm_health", DCGM_HEALTH_ARGSPEC, collect_dcgm_health)
+    if name == "tuning":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import HOST_INFO_ARGSPEC, collect_host_facts
+        return Collector("zhisuan.ops.host_info", HOST_INFO_ARGSPEC, collect_host_facts)
+    raise KeyError(name)
 
 
 class FamilyModule(object):
@@ -63,11 +72,11 @@ class FamilyModule(object):
         self.warn = module.warn
 
 
-def _options(name, collector, given):
+def _options(name, family, given):
     """The family's options with its module's defaults, or raises ValueError naming what was wrong."""
     if not isinstance(given, dict):
         raise ValueError("the options of %s must be a dictionary, got %s" % (name, type(given).__name__))
-    validated = ArgumentSpecValidator(collector.argspec).validate(
+    validated = ArgumentSpecValidator(family.argspec).validate(
         dict((key, value) for key, value in given.items() if value is not None))
     if validated.error_messages:
         raise ValueError("; ".join(validated.error_messages))
@@ -77,17 +86,17 @@ def _options(name, collector, given):
 def collect_one(module, name, given):
     """The result ``name``'s own module would have returned (``failed`` with its error fields when it failed,
     ``skipped`` in check mode for a family that does not run there)."""
-    collector = COLLECTORS[name]
-    if module.check_mode and not collector.check_mode:
-        return {"skipped": True, "msg": "%s does not run in check mode" % collector.module}
+    family = collector(name)
+    if module.check_mode and not family.check_mode:
+        return {"skipped": True, "msg": "%s does not run in check mode" % family.module}
     try:
-        params = _options(name, collector, given or {})
+        params = _options(name, family, given or {})
     except ValueError as exc:
-        return {"failed": True, "error_kind": "bad_option", "tool": collector.module,
-                "msg": "%s: %s" % (collector.module, exc)}
+        return {"failed": True, "error_kind": "bad_option", "tool": family.module,
+                "msg": "%s: %s" % (family.module, exc)}
     try:
         check_timeout(params)
-        result = collector.collect(FamilyModule(module, params))
+        result = family.collect(FamilyModule(module, params))
     except ZhisuanError as exc:
         return dict(failure_fields(exc), failed=True)
     result.setdefault("changed", False)

@@ -165,3 +165,45 @@ def family_options(table, families, given, view):
         resolved.update(given_family)
         out[name] = dict((key, value) for key, value in resolved.items() if value is not None)
     return out
+
+
+def _as_bool(value):
+    """Jinja's bool filter on the values a variable holds (true/yes/on/1, any case)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1", "y", "t")
+    return bool(value)
+
+
+def node_selection(view):
+    """What the check_node role asks for, from its variables: ``(families to collect, families to keep, record)``.
+
+    ``check_node_families`` (gpu, xid, dcgm, tuning); the GPU facts are collected whenever gpu, xid or dcgm is
+    selected or ``check_node_gpu_facts`` is set; gpu_bandwidth with gpu when ``check_gpu_bandwidth``; dcgm (the
+    diagnostic) when ``check_node_dcgm_diag`` and dcgm_health when ``check_dcgm_health`` (default true), both with
+    dcgm. Only the selected families' checks are kept (dcgm_health with dcgm, gpu_bandwidth with gpu)."""
+    def value(name, default):
+        found = view.get(name)
+        return default if found is _NO_DEFAULT else found
+
+    selected = list(value("check_node_families", ["gpu", "xid", "dcgm"]) or [])
+    if not all(isinstance(name, str) for name in selected):
+        raise ValueError("check_node_families must be a list of family names, got %r" % (selected,))
+    bandwidth = "gpu" in selected and _as_bool(value("check_gpu_bandwidth", False))
+    families = []
+    if set(selected) & set(("gpu", "xid", "dcgm")) or _as_bool(value("check_node_gpu_facts", False)):
+        families.append("gpu")
+    if bandwidth:
+        families.append("gpu_bandwidth")
+    if "xid" in selected:
+        families.append("xid")
+    if "dcgm" in selected and _as_bool(value("check_node_dcgm_diag", True)):
+        families.append("dcgm")
+    if "dcgm" in selected and _as_bool(value("check_dcgm_health", True)):
+        families.append("dcgm_health")
+    if "tuning" in selected:
+        families.append("tuning")
+    wanted = set(selected) | (set(("dcgm_health",)) if "dcgm" in selected else set()) \
+        | (set(("gpu_bandwidth",)) if "gpu" in selected else set())
+    keep = [name for name in ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning") if name in wanted]
+    record = value("check_node_record", "") or None
+    return families, keep, record
