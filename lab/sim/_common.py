@@ -8,7 +8,8 @@ A simulator is a file lab/sim/<name>.py (no leading underscore) that defines
 * optionally ``check_fault(fault, node, where)``: range checks against the node (``node["gpus"]`` …), raising
   ``LabError``; and ``check_state(state)``: render once at ``labctl up`` so a fault the capture cannot carry
   fails there, not in a play;
-* ``main(argv)``: called as ``<sim>.py --state STATE [args of the real tool...]``;
+* ``main(argv)``: called as ``<sim>.py --state STATE [args of the real tool...]`` (most check the arguments after
+  ``split_argv`` and leave the rest to ``run_sim``: state, hang fault, errors, output);
 * optionally ``cacheable(args, state)``: true when that call's stdout is a pure function of the node's state file,
   the arguments, the code and the files it reads -- then labctl's wrapper runs it through ``_launch.py`` and a
   repeated call replays the stored rendering (``_simcache.py``; only a run with rc 0 and empty stderr is stored).
@@ -192,7 +193,9 @@ def hang_if_asked(state, tool):
 
 
 def split_argv(argv, tool):
-    """``--state FILE args...`` -> (state path, args). Exits 2 with a message when run without the wrapper."""
+    """``--state FILE args...`` (``sys.argv[1:]`` when None) -> (state path, args as a list). Exits 2 with a message
+    when run without the wrapper."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 2 or argv[0] != "--state":
         sys.stderr.write(f"lab {tool}: internal: expected --state FILE first (run it through the lab wrapper)\n")
         raise SystemExit(2)
@@ -202,3 +205,25 @@ def split_argv(argv, tool):
 def unsupported(tool, args, what):
     sys.stderr.write(f"lab {tool}: unsupported arguments: {' '.join(args) or '(none)'} (the lab implements {what})\n")
     return 2
+
+
+def run_sim(tool, state_path, work, errors=(OSError, ValueError, LabError)):
+    """What a simulator's ``main`` does once its arguments are checked: load the node's state, never return when a
+    ``hang`` fault names ``tool``, then ``work(state)``. An exception in ``errors`` (from any of these) is reported as
+    ``lab TOOL: message`` on stderr, rc 3. ``work`` returns an int (the rc: it wrote its output itself), or the
+    output -- str, or bytes (to ``sys.stdout.buffer``) -- or ``(output, rc)``; the output is written and flushed
+    (after the ``errors`` handler: a failing write is not reported as the tool's error). Returns the rc."""
+    try:
+        state = load_state(state_path)
+        hang_if_asked(state, tool)
+        result = work(state)
+    except errors as exc:
+        sys.stderr.write(f"lab {tool}: {exc}\n")
+        return 3
+    if isinstance(result, int):
+        return result
+    out, rc = result if isinstance(result, tuple) else (result, 0)
+    stream = sys.stdout if isinstance(out, str) else sys.stdout.buffer
+    stream.write(out)
+    stream.flush()
+    return rc

@@ -30,7 +30,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
-    FIXTURES_DIR, LabError, hang_if_asked, hangs, load_state, own_faults, split_argv, unsupported,
+    FIXTURES_DIR, LabError, hangs, own_faults, run_sim, split_argv, unsupported,
 )
 
 TOOLS = ("dcgmi",)
@@ -248,7 +248,6 @@ def cacheable(args, state):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "dcgmi")
     what = "only `diag -r 1|2|3|4 -j [-i LIST]`, `health -c -j` and `--version`"
     if args == ["--version"]:
@@ -264,22 +263,16 @@ def main(argv=None):
         parsed = None
     else:
         return unsupported("dcgmi", args, what)
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, "dcgmi")
+
+    def work(state):
         if parsed is None:
-            data, rc = render_health(state)
-        else:
-            level, gpu_filter = parsed
-            if gpu_filter is not None and any(gpu >= state["gpus"] for gpu in gpu_filter):
-                return unsupported("dcgmi", args, f"GPU ids 0..{state['gpus'] - 1} on this node")
-            data, rc = render_diag(state, level, gpu_filter)
-    except (OSError, ValueError, KeyError, LabError) as exc:
-        sys.stderr.write(f"lab dcgmi: {exc}\n")
-        return 3
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-    return rc
+            return render_health(state)
+        level, gpu_filter = parsed
+        if gpu_filter is not None and any(gpu >= state["gpus"] for gpu in gpu_filter):
+            return unsupported("dcgmi", args, f"GPU ids 0..{state['gpus'] - 1} on this node")
+        return render_diag(state, level, gpu_filter)
+
+    return run_sim("dcgmi", state_path, work, errors=(OSError, ValueError, KeyError, LabError))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv  # noqa: E402
+from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv  # noqa: E402
 
 TOOLS = ("ethtool",)
 MODULE_CAPTURE = os.path.join(FIXTURES_DIR, "ethtool", "ethtool-m-i40e-sfp-10g-sr-dom.txt")
@@ -101,25 +101,18 @@ def _real_ethtool():
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "ethtool")
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, "ethtool")
+
+    def work(state):
         if args and args[0] in MODULE_FLAGS:
             if len(args) != 2:
                 sys.stderr.write("lab ethtool: the lab implements -m IF only (no offset/length/raw options)\n")
                 return 2
-            out = render_module(state, args[1])
-        else:
-            real = _real_ethtool()
-            os.execv(real, [real] + args)
-    except (OSError, ValueError, LabError) as exc:
-        sys.stderr.write(f"lab ethtool: {exc}\n")
-        return 3
-    sys.stdout.write(out)
-    sys.stdout.flush()
-    return 0
+            return render_module(state, args[1])
+        real = _real_ethtool()
+        os.execv(real, [real] + args)
+
+    return run_sim("ethtool", state_path, work)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 from nvidia_smi import gpu_uuids  # noqa: E402
 
 TOOLS = ("gpu_burn",)
@@ -162,21 +162,11 @@ def check_state(state):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "gpu_burn")
     parsed = parse_args(args)
     if parsed is None:
         return unsupported("gpu_burn", args, "only [-d] [-tc] SECONDS")
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, "gpu_burn")
-        data = render(state, doubles=parsed[0], tensor_cores=parsed[1])
-    except (OSError, ValueError, LabError) as exc:
-        sys.stderr.write(f"lab gpu_burn: {exc}\n")
-        return 3
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-    return 0
+    return run_sim("gpu_burn", state_path, lambda state: render(state, doubles=parsed[0], tensor_cores=parsed[1]))
 
 
 if __name__ == "__main__":

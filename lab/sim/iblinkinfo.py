@@ -24,7 +24,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, load_state, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("iblinkinfo",)
 OPTIONAL = True
@@ -139,18 +139,15 @@ def check_state(state):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
     state_path, args = split_argv(argv, "iblinkinfo")
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, "iblinkinfo")
+
+    def work(state):
         if args:
             return unsupported("iblinkinfo", args, "iblinkinfo with no arguments")
         sys.stdout.write(render(lab_faults(state_path)))
-    except (OSError, ValueError, LabError) as exc:
-        sys.stderr.write(f"lab iblinkinfo: {exc}\n")
-        return 3
-    return 0
+        return 0
+
+    return run_sim("iblinkinfo", state_path, work)
 
 
 if __name__ == "__main__":

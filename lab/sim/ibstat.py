@@ -25,7 +25,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("ibstat",)
 IBSTAT_CAPTURE = os.path.join(FIXTURES_DIR, "rdma", "ibstat-h100-node-8x-ndr400-all-active.txt")
@@ -146,11 +146,9 @@ def _panic(name):
 def main(argv=None, tool="ibstat"):
     """``tool`` is ``ibstat`` here; lab/sim/ibstatus.py (the ``ibstatus`` wrapper's simulator) calls it with
     ``ibstatus`` (the wrappers do not say which program they stand for, and both run without arguments)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, tool)
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, tool)
+
+    def work(state):
         blocks = render_ibstat(state)
         if tool == "ibstatus":
             if args:
@@ -158,26 +156,20 @@ def main(argv=None, tool="ibstat"):
             if blocks is None:
                 sys.stdout.write(_read(IBSTATUS_NO_DEVICE))
                 return NO_DEVICE_RC
-            out = render_ibstatus(blocks)
-        else:
-            if len(args) > 1 or (args and args[0].startswith("-")):
-                return unsupported("ibstat", args, "ibstat and ibstat CA")
-            if blocks is None and not args:
-                return 0
-            if args:
-                blocks = blocks or []
-                found = [block for name, block in blocks if name == args[0]]
-                if not found:
-                    sys.stderr.write(_panic(args[0]))
-                    return NO_DEVICE_RC
-                blocks = [(args[0], found[0])]
-            out = "".join(block for dummy, block in blocks)
-    except (OSError, ValueError, LabError) as exc:
-        sys.stderr.write(f"lab {tool}: {exc}\n")
-        return 3
-    sys.stdout.write(out)
-    sys.stdout.flush()
-    return 0
+            return render_ibstatus(blocks)
+        if len(args) > 1 or (args and args[0].startswith("-")):
+            return unsupported("ibstat", args, "ibstat and ibstat CA")
+        if blocks is None and not args:
+            return 0
+        if args:
+            found = [block for name, block in blocks or [] if name == args[0]]
+            if not found:
+                sys.stderr.write(_panic(args[0]))
+                return NO_DEVICE_RC
+            return found[0]
+        return "".join(block for dummy, block in blocks)
+
+    return run_sim(tool, state_path, work)
 
 
 if __name__ == "__main__":

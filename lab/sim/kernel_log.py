@@ -31,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
-    DGX_A100_PCI_BUSES, FIXTURES_DIR, LabError, hang_if_asked, hangs, load_state, own_faults, split_argv, unsupported,
+    DGX_A100_PCI_BUSES, FIXTURES_DIR, LabError, hangs, own_faults, run_sim, split_argv, unsupported,
 )
 
 TOOLS = ("journalctl", "dmesg")
@@ -301,7 +301,6 @@ def cacheable(args, state):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "journalctl/dmesg")
     tool = _which(args)
     if tool is None:
@@ -310,28 +309,22 @@ def main(argv=None):
     parsed = _journalctl_args(args) if tool == "journalctl" else _dmesg_args(args)
     if not parsed:
         return unsupported(tool, args, IMPLEMENTED[tool])
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, tool)
+
+    def work(state):
         if tool == "dmesg":
-            out = render_dmesg(state)
-        elif any(isinstance(f, dict) and f.get("kind") == "no_journal" for f in state["faults"]):
+            return render_dmesg(state)
+        if any(isinstance(f, dict) and f.get("kind") == "no_journal" for f in state["faults"]):
             sys.stdout.write(NO_ENTRIES)
             sys.stdout.flush()
             sys.stderr.write(NO_JOURNAL)
             return 0
-        else:
-            try:
-                out = render_journalctl(state, since=parsed[0], precise=parsed[1])
-            except ValueError as exc:
-                sys.stderr.write("Failed to parse timestamp: %s\n" % exc)
-                return 1
-    except (OSError, ValueError, LabError) as exc:
-        sys.stderr.write(f"lab {tool}: {exc}\n")
-        return 3
-    sys.stdout.write(out)
-    sys.stdout.flush()
-    return 0
+        try:
+            return render_journalctl(state, since=parsed[0], precise=parsed[1])
+        except ValueError as exc:
+            sys.stderr.write("Failed to parse timestamp: %s\n" % exc)
+            return 1
+
+    return run_sim(tool, state_path, work)
 
 
 if __name__ == "__main__":

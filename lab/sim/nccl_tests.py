@@ -31,7 +31,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("all_reduce_perf", "mpirun")
 OPS = ("all_reduce_perf", "all_gather_perf")
@@ -266,22 +266,15 @@ def _run(state_path, state, tool, args, op):
 
 
 def main(argv=None, op="all_reduce_perf"):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, op)
     # mpirun's arguments start with its own options and name a program; the test's are -b/-e/... pairs only
     tool = "mpirun" if any(arg in ("--hostfile", "-hostfile", "-H", "--host", "-np") for arg in args) else op
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, tool)
+
+    def work(state):
         text = _run(state_path, state, tool, args, op)
-    except (OSError, ValueError, IndexError, LabError) as exc:
-        sys.stderr.write(f"lab {tool}: {exc}\n")
-        return 3
-    if text is None:
-        return unsupported(op, args, "-b -e -f -g -c -n -w")
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return 0
+        return unsupported(op, args, "-b -e -f -g -c -n -w") if text is None else text
+
+    return run_sim(tool, state_path, work, errors=(OSError, ValueError, IndexError, LabError))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("nvbandwidth",)
 CAPTURE = os.path.join(FIXTURES_DIR, "nvbandwidth", "nvbandwidth-v0.2-h800x8-525.105.17-ce.txt")
@@ -140,25 +140,19 @@ def parse_args(args):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "nvbandwidth")
     testcases = parse_args(args)
     if testcases is None:
         return unsupported("nvbandwidth", args, "only [-t TESTCASE]...")
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, "nvbandwidth")
+
+    def work(state):
         known = [name for name, _ in _read_capture()[1]]
         unknown = [name for name in testcases if name not in known]
         if unknown:
             return unsupported("nvbandwidth", args, "testcases of the capture: %s" % ", ".join(known))
-        data = render(state, testcases)
-    except (OSError, ValueError, LabError) as exc:
-        sys.stderr.write(f"lab nvbandwidth: {exc}\n")
-        return 3
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-    return 0
+        return render(state, testcases)
+
+    return run_sim("nvbandwidth", state_path, work)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
-    DGX_A100_PCI_BUSES, FIXTURES_DIR, LabError, hang_if_asked, hangs, load_state, own_faults, save_state, split_argv,
-    unsupported,
+    DGX_A100_PCI_BUSES, FIXTURES_DIR, LabError, hangs, own_faults, run_sim, save_state, split_argv, unsupported,
 )
 
 TOOLS = ("nvidia-smi",)
@@ -525,14 +524,12 @@ def cacheable(args, state):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, "nvidia-smi")
     command, target = _command(args)
     if command is None:
         return unsupported("nvidia-smi", args, IMPLEMENTED)
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, "nvidia-smi")
+
+    def work(state):
         if any(f.get("kind") == "driver_not_loaded" for f in state["faults"]):
             sys.stdout.write(DRIVER_NOT_LOADED_MESSAGE)
             sys.stdout.flush()
@@ -543,15 +540,10 @@ def main(argv=None):
             sys.stdout.flush()
             return rc
         if command == "nvlink_errors":
-            data = render_nvlink_errors(state, state_path)
-        else:
-            data = {"query": render, "nvlink": render_nvlink, "topo": render_topo}[command](state)
-    except (OSError, ValueError, ET.ParseError, LabError) as exc:
-        sys.stderr.write(f"lab nvidia-smi: {exc}\n")
-        return 3
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-    return 0
+            return render_nvlink_errors(state, state_path)
+        return {"query": render, "nvlink": render_nvlink, "topo": render_topo}[command](state)
+
+    return run_sim("nvidia-smi", state_path, work, errors=(OSError, ValueError, ET.ParseError, LabError))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, hang_if_asked, load_state, own_faults, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("ib_write_bw",)
 CAPTURES = os.path.join(FIXTURES_DIR, "perftest")
@@ -227,14 +227,12 @@ def check_state(state):
 
 
 def main(argv=None, tool="ib_write_bw"):
-    argv = list(sys.argv[1:] if argv is None else argv)
     state_path, args = split_argv(argv, tool)
     opts = parse_args(args)
     if opts is None:
         return unsupported(tool, args, "-d -i -x -s -q -n -D -p -F --report_gbits --use_cuda=N [server address]")
-    try:
-        state = load_state(state_path)
-        hang_if_asked(state, tool)
+
+    def work(state):
         if any(f.get("kind") == "rdma_no_device" for f in own_faults(state, FAULT_KINDS, check_fault)):
             sys.stderr.write(_read(NO_DEVICE))
             return 1
@@ -249,13 +247,9 @@ def main(argv=None, tool="ib_write_bw"):
                 sys.stderr.write(no_server_text(opts))
                 return 1
         factor = pair_factor(mine, theirs)
-        out = render_lat(side, opts, factor) if tool == "ib_write_lat" else render_bw(side, opts, factor)
-    except (OSError, ValueError, LabError, StopIteration) as exc:
-        sys.stderr.write(f"lab {tool}: {exc}\n")
-        return 3
-    sys.stdout.write(out)
-    sys.stdout.flush()
-    return 0
+        return render_lat(side, opts, factor) if tool == "ib_write_lat" else render_bw(side, opts, factor)
+
+    return run_sim(tool, state_path, work, errors=(OSError, ValueError, LabError, StopIteration))
 
 
 if __name__ == "__main__":
