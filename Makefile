@@ -78,8 +78,8 @@ docs-check: venv
 test: sysdeps venv unit lint sanity integration molecule docs-check
 	@echo "make test: all passed"
 
-bench: venv
-	$(BIN)/python bench/run.py --inspect
+bench: sysdeps venv
+	$(BIN)/python bench/run.py
 	$(BIN)/python bench/report_scale.py
 	$(BIN)/python bench/pairs.py --nodes 16 --pair-seconds 60
 

@@ -10,11 +10,16 @@ For each node count (32 and 64 by default), on one local-connection lab inventor
 4. the pure cost of parsing and judging every node's nvidia-smi XML in-process;
 5. the tools floor of each run (bench/floor_tools.yml): the same node-side programs its families call, run by one
    ansible.builtin.shell task per node - the run's ratio to it is what the collection adds above the unavoidable
-   work (parsing, judging, record, report and their tasks).
+   work (parsing, judging, record, report and their tasks);
+6. where the CPU goes (--split, on by default): the ping floor and each playbook once more with every module run on a
+   node wrapped in GNU time (ansible_python_interpreter = bench/out/nodepy), so that the CPU seconds of the run are
+   split into the nodes' (each module process and the tools it starts) and the controller's (the rest: the
+   ansible-playbook process and its workers). On the local lab both land on the same CPUs; on a cluster only the
+   controller's do.
 Forks 16 and pipelining, as ansible.cfg sets them. Each node count is written to bench/out/bench-<N>.json, all of
 them to bench/out/bench.json, and printed.
 
-Usage: .venv/bin/python bench/run.py [--nodes 32 64] [--free] [--skip-acceptance] [--skip-inspect]
+Usage: .venv/bin/python bench/run.py [--nodes 32 64] [--free] [--skip-acceptance] [--skip-inspect] [--no-split]
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,6 +54,43 @@ def _timed(argv):
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
         raise SystemExit("bench: %s failed with rc %d" % (" ".join(argv[:2]), proc.returncode))
     return elapsed
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _node_wrapper():
+    """bench/out/nodepy: the lab nodes' Python under GNU time, one line of user and system CPU per module run (the
+    module process and every tool it starts, which it waits for), appended to bench/out/nodepy.log."""
+    if not os.access("/usr/bin/time", os.X_OK):
+        return None
+    path, log = os.path.join(OUT, "nodepy"), os.path.join(OUT, "nodepy.log")
+    with open(path, "w") as handle:
+        handle.write('#!/bin/sh\nexec /usr/bin/time -a -o %s -f "%%U %%S" %s "$@"\n' % (log, sys.executable))
+    os.chmod(path, 0o755)
+    return path, log
+
+
+def _split(argv, wrapper):
+    """The CPU seconds of one run: in all (every process of it), on the nodes (the wrapped module runs) and on the
+    controller (the difference)."""
+    path, log = wrapper
+    if os.path.exists(log):
+        os.unlink(log)
+    before = _children_cpu()
+    _timed(argv + ["-e", "ansible_python_interpreter=%s" % path])
+    total = _children_cpu() - before
+    node, runs = 0.0, 0
+    with open(log) as handle:
+        for line in handle:
+            fields = line.split()
+            if len(fields) == 2:
+                node += float(fields[0]) + float(fields[1])
+                runs += 1
+    return {"cpu_s": round(total, 2), "node_cpu_s": round(node, 2), "module_runs": runs,
+            "controller_cpu_s": round(total - node, 2)}
 
 
 def _pure_judge_seconds(inventory, nodes):
@@ -92,6 +135,9 @@ def _run_one(nodes, args):
         return _timed([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor_tools.yml"), "-e",
                        "bench_kind=%s" % kind])
 
+    # the lab tools' render cache filled first (lab/README.md): every run below, and the tools floor, replays it
+    for kind in ("acceptance", "inspect"):
+        tools_run(kind)
     result = {"nodes": nodes, "forks": 16, "load_before": round(os.getloadavg()[0], 2)}
     before = floor_run()
     timed, tools = {}, {}
@@ -117,6 +163,29 @@ def _run_one(nodes, args):
         kind = name.split("_")[0]
         if kind in tools:
             result["ratio_%s_to_tools_floor" % name] = round(seconds / tools[kind], 2)
+    wrapper = _node_wrapper() if args.split else None
+    if wrapper:
+        split = {"floor": _split([playbook, "-i", inventory, os.path.join(REPO, "bench", "floor.yml")], wrapper)}
+        if not args.skip_acceptance:
+            split["acceptance"] = _split([playbook, "-i", inventory, os.path.join(REPO, "playbooks", "acceptance.yml")]
+                                         + runs, wrapper)
+        if not args.skip_inspect:
+            split["inspect_linear"] = _split(
+                [playbook, "-i", inventory, os.path.join(REPO, "playbooks", "inspect.yml")] + runs
+                + ["-e", "zhisuan_history_dir=%s" % os.path.join(base, "history")], wrapper)
+        floor_split = split["floor"]
+        for name, numbers in split.items():
+            for key, value in numbers.items():
+                result["split_%s_%s" % (name, key)] = value
+            if name != "floor":
+                # per node, what the run costs each side against one ping round trip
+                result["ratio_%s_cpu_to_floor" % name] = round(numbers["cpu_s"] / floor_split["cpu_s"], 2)
+                result["ratio_%s_controller_cpu_to_floor" % name] = round(
+                    numbers["controller_cpu_s"] / floor_split["controller_cpu_s"], 2)
+                result["ratio_%s_node_cpu_to_floor" % name] = round(
+                    numbers["node_cpu_s"] / floor_split["node_cpu_s"], 2)
+    elif args.split:
+        result["split"] = "not measured: /usr/bin/time (GNU time, Debian package time) is missing"
     pure, checks, judged = _pure_judge_seconds(inventory, nodes)
     result.update({"pure_parse_and_judge_s": round(pure, 4), "pure_checks": checks, "pure_nodes": judged,
                    "ratio_pure_judge_to_floor": round(pure / floor, 4)})
@@ -133,6 +202,8 @@ def main():
     parser.add_argument("--free", action="store_true", help="also time inspect.yml with the free strategy")
     parser.add_argument("--skip-acceptance", action="store_true")
     parser.add_argument("--skip-inspect", action="store_true")
+    parser.add_argument("--no-split", dest="split", action="store_false",
+                        help="do not measure the nodes' and the controller's CPU apart")
     args = parser.parse_args()
 
     os.makedirs(OUT, exist_ok=True)  # other benchmarks keep their results here too
