@@ -10,7 +10,7 @@
 Each option has the chain of variables the per-family roles read it from (the role's own variable, then the
 inventory's ``zhisuan_*`` one), and the roles' default. Resolving them here, in one pass over the task's variables,
 replaces some forty Jinja expressions in the task's arguments that every forked worker compiled afresh for every node
-(half the controller's time in the check task, measured at 32 nodes).
+(Ansible 2.19 compiles a template on every use: 2.3 of the check task's 33.5 CPU seconds on 32 lab nodes).
 
 A source is a variable name, or a path ``(variable, key, key...)`` into a mapping variable. The first source that is
 defined wins, as Jinja's ``default()`` chains do: a variable set to null is defined (and a null option is left out, so
@@ -19,7 +19,7 @@ the module's own default applies). A missing key, or a path through something th
 
 from __future__ import annotations
 
-# the default of an option whose chain is all undefined: the roles' defaults
+# what VariableView.get returns for an undefined variable (null is a value)
 _NO_DEFAULT = object()
 
 
