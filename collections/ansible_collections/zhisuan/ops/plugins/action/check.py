@@ -84,11 +84,10 @@ class ActionModule(ActionBase):
                                        if value is not None)) for name in families)
             judge = args["judge"]
         if families:
-            options = collect
             try:
                 # one round trip: every family's collect function runs in one module process on the node
                 answer = self._execute_module(module_name="zhisuan.ops.node_collect",
-                                              module_args=dict(families=families, options=options),
+                                              module_args=dict(families=families, options=collect),
                                               task_vars=task_vars)
             except AnsibleConnectionFailure as exc:
                 answer = {"unreachable": True, "msg": "%s: %s" % (host, exc)}

@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, SelectionError, select_families
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars, template_error
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import HOST_VARIABLES, preflight, preflight_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, warm_profiles
 
@@ -80,16 +80,11 @@ class ActionModule(ActionBase):
         hostvars = task_vars["hostvars"]
         failed = {}
         for name in names:
-            view = HostView(raw_host_vars(hostvars, name), self._templar)
-            variables, problems = {}, []
-            for key in HOST_VARIABLES:
-                try:
-                    value = view.get(key)
-                except AnsibleError as exc:
-                    problems.append("%s cannot be read: %s" % (key, template_error(exc)))
-                    continue
-                if value is not None:
-                    variables[key] = value
+            unreadable = []
+            view = HostView(raw_host_vars(hostvars, name), self._templar, errors=unreadable)
+            variables = dict((key, view.get(key)) for key in HOST_VARIABLES)
+            variables = dict((key, value) for key, value in variables.items() if value is not None)
+            problems = ["%s cannot be read: %s" % (key, message) for key, message in unreadable]
             problems.extend(preflight(kind, variables, profiles)["problems"])
             if problems:
                 failed[name] = [preflight_check(name, problems)]

@@ -20,7 +20,7 @@ the module's own default applies). A missing key, or a path through something th
 from __future__ import annotations
 
 # what VariableView.get returns for an undefined variable (null is a value)
-_NO_DEFAULT = object()
+_UNDEFINED = object()
 
 
 def _tool(role_var, tool, default):
@@ -127,15 +127,15 @@ class VariableView(object):
         self._done = {}
 
     def get(self, source):
-        """The value of a source, or _NO_DEFAULT when it is undefined."""
+        """The value of a source, or _UNDEFINED when it is undefined."""
         path = (source,) if isinstance(source, str) else tuple(source)
         name = path[0]
         if name not in self._done:
-            self._done[name] = self._template(self._vars[name]) if name in self._vars else _NO_DEFAULT
+            self._done[name] = self._template(self._vars[name]) if name in self._vars else _UNDEFINED
         value = self._done[name]
         for key in path[1:]:
             if not isinstance(value, dict) or key not in value:
-                return _NO_DEFAULT
+                return _UNDEFINED
             value = value[key]
         return value
 
@@ -147,7 +147,7 @@ def resolve(spec, view):
     value = default
     for source in sources:
         found = view.get(source)
-        if found is not _NO_DEFAULT:
+        if found is not _UNDEFINED:
             value = found
             break
     return _convert(value, how)
@@ -183,7 +183,7 @@ def node_selection(view):
     dcgm. Only the selected families' checks are kept (dcgm_health with dcgm, gpu_bandwidth with gpu)."""
     def value(name, default):
         found = view.get(name)
-        return default if found is _NO_DEFAULT else found
+        return default if found is _UNDEFINED else found
 
     selected = list(value("check_node_families", ["gpu", "xid", "dcgm"]) or [])
     if not all(isinstance(name, str) for name in selected):
