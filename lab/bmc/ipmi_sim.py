@@ -275,31 +275,42 @@ def stop(run_dir):
     stopped = []
     for name, node_dir, pidfile, pid in _running(base):
         if _pid_alive(pid, node_dir):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except OSError:
-                pass
-            deadline = time.monotonic() + 3
-            while _pid_alive(pid, node_dir) and time.monotonic() < deadline:
-                _reap(pid)
-                time.sleep(0.05)
-            if _pid_alive(pid, node_dir):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            _reap(pid)
+            _end(pid)
             stopped.append(name)
         os.unlink(pidfile)
     return stopped
 
 
-def _reap(pid):
-    """Collect the exit status when the ipmi_sim is our child (so it leaves no zombie behind)."""
+def _end(pid, term_wait=3.0, kill_wait=5.0):
+    """SIGTERM, then SIGKILL after ``term_wait`` s; returns once the process has exited.
+
+    The wait asks the kernel about the pid, not the command line: an exiting process loses its command line before
+    it has exited, so ``_pid_alive`` turns false while the process still runs.
+    """
+    for sig, wait in ((signal.SIGTERM, term_wait), (signal.SIGKILL, kill_wait)):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if _exited(pid):
+                return
+            time.sleep(0.02)
+
+
+def _exited(pid):
+    """True once ``pid`` has exited: reaped here when it is our child, else gone or a zombie of its own parent."""
     try:
-        os.waitpid(pid, os.WNOHANG)
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return True
     except ChildProcessError:
         pass
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def inject(info, command, timeout=5.0):
