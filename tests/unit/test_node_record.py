@@ -117,7 +117,7 @@ def test_zhisuan_ops_check_reads_the_family_roles_variables_as_their_defaults_do
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar
 
-    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars, _hostvars
 
     by_variable = {}
     for table in (_check_vars.COLLECT, _check_vars.JUDGE):
@@ -140,13 +140,13 @@ def test_zhisuan_ops_check_reads_the_family_roles_variables_as_their_defaults_do
             for inventory in INVENTORIES:
                 templar = Templar(loader=DataLoader(), variables=inventory)
                 expected = templar.template(value)
-                view = _check_vars.VariableView(inventory, templar.template)
+                view = _hostvars.HostView(inventory, templar.template)
                 for spec in by_variable[name]:
                     how = spec[2] if len(spec) > 2 else None
                     assert _check_vars.resolve(spec, view) == _check_vars._convert(expected, how), (name, inventory)
                     compared += 1
                 # the role variable itself, set by a site, wins
-                view = _check_vars.VariableView(dict(inventory, **{name: "site-value"}), templar.template)
+                view = _hostvars.HostView(dict(inventory, **{name: "site-value"}), templar.template)
                 for spec in by_variable[name]:
                     how = spec[2] if len(spec) > 2 else None
                     assert _check_vars.resolve(spec, view) == _check_vars._convert("site-value", how)
@@ -154,10 +154,10 @@ def test_zhisuan_ops_check_reads_the_family_roles_variables_as_their_defaults_do
 
 
 def test_options_given_to_the_task_win_and_null_ones_are_left_out():
-    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars, _hostvars
 
-    view = _check_vars.VariableView({"zhisuan_tools": {"nvidia_smi": "/inv/nvidia-smi"}, "check_gpu_timeout": None},
-                                    lambda value: value)
+    view = _hostvars.HostView({"zhisuan_tools": {"nvidia_smi": "/inv/nvidia-smi"}, "check_gpu_timeout": None},
+                               lambda value: value)
     options = _check_vars.family_options(_check_vars.COLLECT, ["gpu", "dcgm"],
                                          {"gpu": {"timeout": 5, "extra": 1}, "dcgm": {"level": None}}, view)
     assert options["gpu"] == {"nvidia_smi_path": "/inv/nvidia-smi", "timeout": 5, "extra": 1, "nvlink_errors_window": 0}
@@ -185,7 +185,7 @@ def test_the_node_selection_is_what_the_check_node_role_computed():
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar
 
-    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _check_vars, _hostvars
 
     defaults = DataLoader().load_from_file(os.path.join(REPO, "roles", "check_node", "defaults", "main.yml"),
                                            trusted_as_template=True)
@@ -202,12 +202,12 @@ def test_the_node_selection_is_what_the_check_node_role_computed():
         templar = Templar(loader=DataLoader(), variables=variables)
         expected = (templar.template(TrustedAsTemplate().tag(ROLE_FAMILIES)),
                     templar.template(TrustedAsTemplate().tag(ROLE_KEEP)))
-        got = _check_vars.node_selection(_check_vars.VariableView(variables, templar.template))
+        got = _check_vars.node_selection(_hostvars.HostView(variables, templar.template))
         assert (got[0], got[1]) == expected, variables
         assert got[2] == "run-1"
         seen.add(tuple(got[0]))
     assert len(seen) >= 12  # the combinations reach many different selections
     # without the role's variables: its defaults (gpu, xid, dcgm with the diagnostic and the health watches; a
     # bandwidth run with gpu would be kept), no record
-    assert _check_vars.node_selection(_check_vars.VariableView({}, lambda value: value)) == (
+    assert _check_vars.node_selection(_hostvars.HostView({}, lambda value: value)) == (
         ["gpu", "xid", "dcgm", "dcgm_health"], ["gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health"], None)

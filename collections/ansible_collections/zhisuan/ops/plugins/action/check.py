@@ -10,7 +10,8 @@ import time
 from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, VariableView, family_options, node_selection
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, family_options, node_selection
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, failed_task_check
 
@@ -55,7 +56,7 @@ class ActionModule(ActionBase):
         del tmp
         dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         host = task_vars.get("inventory_hostname", "unknown")
-        view = VariableView(task_vars, self._templar.template)
+        view = HostView(task_vars, self._templar.template)
         if args["families"] is None:
             if not args["variables"]:
                 raise AnsibleActionFail("zhisuan.ops.check: families is required when variables is false")

@@ -105,7 +105,7 @@ class ActionModule(ActionBase):
         cabling_plan = fleet_thresholds = None
         for name in sorted(hostvars.keys()):
             unreadable = []
-            host_vars = HostView(raw_host_vars(hostvars, name), self._templar, _RUN_DATA, errors=unreadable)
+            host_vars = HostView.of_host(raw_host_vars(hostvars, name), self._templar, _RUN_DATA, errors=unreadable)
             if not host_vars.get("results_targeted"):
                 continue
             asset_vars[name] = dict((key, host_vars.get(key)) for key in ("zhisuan_rack", "zhisuan_u", "bmc_address",

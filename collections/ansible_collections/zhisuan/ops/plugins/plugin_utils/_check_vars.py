@@ -19,8 +19,7 @@ the module's own default applies). A missing key, or a path through something th
 
 from __future__ import annotations
 
-# what VariableView.get returns for an undefined variable (null is a value)
-_UNDEFINED = object()
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import UNDEFINED
 
 
 def _tool(role_var, tool, default):
@@ -118,36 +117,14 @@ def _convert(value, how):
     return value
 
 
-class VariableView(object):
-    """The node's variables as the task sees them, each templated once, on first use."""
-
-    def __init__(self, task_vars, template):
-        self._vars = task_vars
-        self._template = template
-        self._done = {}
-
-    def get(self, source):
-        """The value of a source, or _UNDEFINED when it is undefined."""
-        path = (source,) if isinstance(source, str) else tuple(source)
-        name = path[0]
-        if name not in self._done:
-            self._done[name] = self._template(self._vars[name]) if name in self._vars else _UNDEFINED
-        value = self._done[name]
-        for key in path[1:]:
-            if not isinstance(value, dict) or key not in value:
-                return _UNDEFINED
-            value = value[key]
-        return value
-
-
 def resolve(spec, view):
     """One option: the first defined source of its chain, else its default, converted as the role's filter did."""
     sources, default = spec[0], spec[1]
     how = spec[2] if len(spec) > 2 else None
     value = default
     for source in sources:
-        found = view.get(source)
-        if found is not _UNDEFINED:
+        found = view.lookup(source)
+        if found is not UNDEFINED:
             value = found
             break
     return _convert(value, how)
@@ -182,8 +159,8 @@ def node_selection(view):
     diagnostic) when ``check_node_dcgm_diag`` and dcgm_health when ``check_dcgm_health`` (default true), both with
     dcgm. Only the selected families' checks are kept (dcgm_health with dcgm, gpu_bandwidth with gpu)."""
     def value(name, default):
-        found = view.get(name)
-        return default if found is _UNDEFINED else found
+        found = view.lookup(name)
+        return default if found is UNDEFINED else found
 
     selected = list(value("check_node_families", ["gpu", "xid", "dcgm"]) or [])
     if not all(isinstance(name, str) for name in selected):
