@@ -269,8 +269,11 @@ def test_a_hung_tool_stores_nothing(tmp_path):
 
 def test_a_state_changed_just_before_the_render_is_not_stored(tmp_path):
     lab = Lab(tmp_path, {"n1": {}})
-    now = time.time_ns()
-    os.utime(lab.state("n1"), ns=(now, now))  # as if written this instant: a write after it could look the same
+    # as if written this instant: a write after it could look the same. Dated ahead of now, not at now: the
+    # wrapper's start-up before the render reads its clock can take longer than RACY_NS (50 ms) on a loaded machine,
+    # and then "now" would no longer be "just before the render"; a time ahead of it stays racy however long it takes
+    soon = time.time_ns() + 10 * 10**9
+    os.utime(lab.state("n1"), ns=(soon, soon))
     first = lab.run("n1", "dcgmi", "health", "-c", "-j")
     assert first.returncode == 0 and lab.entries("n1") == []
     lab.age("n1")

@@ -82,9 +82,12 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
         except ProcessLookupError:
             break
         # a zombie until reaped by init counts as gone for our purpose
-        with open("/proc/%d/stat" % grandchild) as handle:
-            if handle.read().split(")")[1].split()[0] == "Z":
-                break
+        try:
+            with open("/proc/%d/stat" % grandchild) as handle:
+                if handle.read().split(")")[1].split()[0] == "Z":
+                    break
+        except (FileNotFoundError, ProcessLookupError):  # reaped since the kill(0) above
+            break
         time.sleep(0.1)
     else:
         pytest.fail("grandchild %d survived the timeout" % grandchild)
