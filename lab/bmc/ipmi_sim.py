@@ -156,6 +156,8 @@ def _wait_ready(info, proc, log):
             last = (res.stderr or res.stdout).strip()
         except OSError as exc:
             last = str(exc)
+        except subprocess.TimeoutExpired:  # a loaded machine: ask again until the start's own deadline
+            last = "ipmitool timed out"
         time.sleep(0.1)
     raise LabError("ipmi_sim for %s did not answer within %.0f s: %s" % (info["node"], START_TIMEOUT, last))
 
