@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,11 +57,16 @@ def pair(lab, server, client, tool="ib_write_bw", args=()):
     port = str(free_port())
     server_proc = subprocess.Popen([lab[server]["zhisuan_tools"][tool], "-p", port, *args],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    for _attempt in range(100):
+    for _attempt in range(100):  # until the server listens
         client_proc = subprocess.run([lab[client]["zhisuan_tools"][tool], "-p", port, *args, "127.0.0.1"],
                                      capture_output=True, timeout=30)
         if client_proc.returncode == 0:
             break
+        time.sleep(0.05)
+    else:
+        server_proc.kill()
+        server_proc.communicate(timeout=30)
+        raise AssertionError("the %s client never reached the server: %s" % (tool, client_proc.stderr.decode()))
     out, err = server_proc.communicate(timeout=30)
     assert server_proc.returncode == 0, err
     return out.decode(), client_proc.stdout.decode()

@@ -162,7 +162,7 @@ def test_check_mode_changes_nothing(lab, capsys):
 
 
 def test_a_node_with_a_running_job_is_draining_until_the_job_ends(lab, capsys):
-    job = submit(lab, "node07", 4)
+    job = submit(lab, "node07", 8)  # long enough to still run after a module run on a loaded machine
     code, out = run(lab, capsys, name="node07", state="drained", reason="xid.79 (run r1)")
     assert code == 0 and out["changed"] is True
     assert (out["node"]["state"], out["node"]["jobs_running"], out["node"]["drained_by_us"]) == ("draining", 1, True)
