@@ -152,6 +152,12 @@ def test_awx_workflow_gets_the_summary_through_set_stats(default_run):
     assert artifact["run_id"] == "test-run"
     assert artifact["hosts"] == document["summary"]["hosts"]
     assert artifact["path"].endswith("/test-run/results.json")
+    # what the run_summary callback prints, left in the stats by the results and report actions themselves
+    data = stats[0]["event_data"]["artifact_data"]
+    assert data["zhisuan_run_summary_results"] == [artifact["path"]]
+    [report] = data["zhisuan_run_summary_reports"]
+    assert report["verdict"] == "not_accepted" and report["summary"]["grade"] == "fail"
+    assert report["paths"]["json"] == os.path.join(os.path.dirname(artifact["path"]), "report.json")
 
 
 def test_a_limited_run_records_only_its_nodes(tmp_path):

@@ -218,6 +218,27 @@ def test_every_run_ends_with_the_verdict_and_the_paths(tmp_path, callback):
                         (("html", "report.html"), ("json", "report.json"), ("junit", "junit.xml"), ("markdown", "report.md"))]
 
 
+def test_every_report_of_one_ansible_playbook_is_summed_up_in_order(tmp_path):
+    """site.yml runs several playbooks in one ansible-playbook: each report's verdict and files are printed, in the
+    order they ran (the callback reads the run's stats, to which each report action adds its entry)."""
+    sources = []
+    for name in ("r1", "r2"):
+        run_dir = tmp_path / name
+        run_dir.mkdir()
+        (run_dir / "results.json").write_text(json.dumps(rich_results()), encoding="utf-8")
+        sources.append(run_dir / "results.json")
+    playbook = tmp_path / "two.yml"
+    playbook.write_text("".join(
+        "- hosts: localhost\n  connection: local\n  gather_facts: false\n  tasks:\n"
+        "    - zhisuan.ops.report:\n        src: %s\n        formats: [markdown]\n" % src for src in sources),
+        encoding="utf-8")
+    out = run_playbook(tmp_path, str(playbook))
+    tail = out[out.index("PLAY RECAP"):].rstrip("\n").splitlines()
+    verdicts = [number for number, line in enumerate(tail) if line.startswith("ZHISUAN VERDICT: NOT ACCEPTED (fail): ")]
+    files = [tail.index("  %-9s %s" % ("markdown:", src.parent / "report.md")) for src in sources]
+    assert len(verdicts) == 2 and verdicts[0] < files[0] < verdicts[1] < files[1] == len(tail) - 1
+
+
 def test_a_run_without_results_prints_no_verdict(tmp_path):
     playbook = tmp_path / "noop.yml"
     playbook.write_text("- hosts: localhost\n  connection: local\n  gather_facts: false\n  tasks:\n"

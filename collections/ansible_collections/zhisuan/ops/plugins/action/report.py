@@ -27,6 +27,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     validate_results,
     verdict_summary,
 )
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
@@ -90,6 +91,10 @@ class ActionModule(ActionBase):
             src=src,
             dest=dest,
         )
+        # for the zhisuan.ops.run_summary callback, which reads the run's stats at its end instead of a copy of
+        # every task result (Ansible copies each result once per callback that listens to results)
+        result["ansible_stats"] = report_stats(result["paths"], verdict, result["verdict_text"],
+                                               result["verdict_detail"], summary)
         if history_dir:
             result["history"] = {"dir": history_dir, "runs": len(history or []),
                                  "kept": kept[0] if kept else None,

@@ -19,6 +19,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import Fl
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import asset_rows, to_csv
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import results_stats
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     atomic_write,
     build_results,
@@ -154,6 +155,8 @@ class ActionModule(ActionBase):
         path = write_results(document, args["dest"], args["latest_link"])
         if args["assets"]:
             atomic_write(os.path.join(args["dest"], "assets.csv"), to_csv(asset_rows(document, asset_vars)))
+        # for the zhisuan.ops.run_summary callback (plugin_utils/_run_summary.py)
+        result["ansible_stats"] = results_stats(path)
         result.update(changed=True, path=path, dest=args["dest"], summary=document["summary"],
                       lines=summary_lines(document))
         return result

@@ -13,8 +13,11 @@ description:
   - "After the play recap of every playbook run, prints one verdict line (for example
     C(ZHISUAN VERDICT: NOT ACCEPTED (fail): 1 host fail, 1 host unreachable; 7 open issues)) and the path of each
     report file that M(zhisuan.ops.report) wrote, and of the C(results.json) that M(zhisuan.ops.results) wrote."
-  - It only listens; it works next to any stdout callback (default, yaml, minimal, json, AWX's), since an aggregate
+  - It only reads; it works next to any stdout callback (default, yaml, minimal, json, AWX's), since an aggregate
     callback is called after the stdout callback's own recap.
+  - "It reads what M(zhisuan.ops.report) and M(zhisuan.ops.results) leave in the run's custom stats
+    (C(zhisuan_run_summary_reports), C(zhisuan_run_summary_results), lists that every run of one C(ansible-playbook)
+    adds to), once, at the end; it listens to no task result, so a large run costs it nothing per task."
   - Prints nothing in a run that neither recorded results nor rendered a report.
   - Enable it in C(ansible.cfg) with C(callbacks_enabled = zhisuan.ops.run_summary) (this project's C(ansible.cfg)
     does), or with the environment variable C(ANSIBLE_CALLBACKS_ENABLED).
@@ -27,18 +30,16 @@ requirements:
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-REPORT_ACTIONS = ("zhisuan.ops.report", "report")
-RESULTS_ACTIONS = ("zhisuan.ops.results", "results")
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import run_summary
+
 COLOURS = {"pass": C.COLOR_OK, "conditional": C.COLOR_WARN, "fail": C.COLOR_ERROR}
 
 
-def _action(result):
-    task = result._task
-    return getattr(task, "resolved_action", None) or task.action
-
-
 class CallbackModule(CallbackBase):
-    """Collects the report action's verdict and paths and the results action's path; prints them after the recap."""
+    """Prints the verdict and paths the report and results actions left in the run's stats, after the recap.
+
+    It reads the run's custom stats once, at the end, and listens to no task result: Ansible copies every task result
+    for each callback that does, and a node's check result holds its record of several hundred checks."""
 
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -50,25 +51,14 @@ class CallbackModule(CallbackBase):
         self.reports = []
         self.results_paths = []
 
-    def v2_runner_on_ok(self, result):
-        action = _action(result)
-        data = result._result
-        if action in REPORT_ACTIONS and isinstance(data.get("paths"), dict):
-            entry = {"paths": data["paths"], "verdict": data.get("verdict"), "text": data.get("verdict_text"),
-                     "detail": data.get("verdict_detail"), "summary": data.get("summary") or {}}
-            if entry not in self.reports:
-                self.reports.append(entry)
-        elif action in RESULTS_ACTIONS and data.get("path") and data["path"] not in self.results_paths:
-            self.results_paths.append(data["path"])
-
     def lines(self):
         """The lines printed at the end: (text, colour)."""
         out = []
         for report in self.reports:
-            summary = report["summary"]
-            grade = summary.get("grade") or ("pass" if report["verdict"] == "accepted" else "fail")
-            text = report["text"] or str(report["verdict"] or "").replace("_", " ").upper()
-            detail = report["detail"]
+            summary = report.get("summary") or {}
+            grade = summary.get("grade") or ("pass" if report.get("verdict") == "accepted" else "fail")
+            text = report.get("text") or str(report.get("verdict") or "").replace("_", " ").upper()
+            detail = report.get("detail")
             issues = summary.get("open_issues")
             words = "ZHISUAN VERDICT: %s (%s)" % (text, grade)
             if detail:
@@ -83,6 +73,7 @@ class CallbackModule(CallbackBase):
         return out
 
     def v2_playbook_on_stats(self, stats):
+        self.reports, self.results_paths = run_summary(stats)
         lines = self.lines()
         if not lines:
             return

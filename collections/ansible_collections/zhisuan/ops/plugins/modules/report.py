@@ -190,6 +190,13 @@ history:
     runs: 12
     kept: /srv/zhisuan/history/20250114T093000Z-inspect.json
     previous: {id: 20250113T093000Z-inspect, kind: inspect, started: "2025-01-13T09:30:00+00:00"}
+ansible_stats:
+  description:
+    - What the task adds to the run's custom stats, as M(ansible.builtin.set_stats) does (not per host, aggregated);
+      the files, verdict, grade and open issues in the list C(zhisuan_run_summary_reports), which the
+      C(zhisuan.ops.run_summary) callback prints at the end of the run.
+  returned: success
+  type: dict
 src:
   description: Absolute path of the results file that was rendered.
   returned: success

@@ -124,4 +124,11 @@ lines:
   returned: success
   type: list
   elements: str
+ansible_stats:
+  description:
+    - What the task adds to the run's custom stats, as M(ansible.builtin.set_stats) does (not per host, aggregated);
+      the path in the list C(zhisuan_run_summary_results), which the C(zhisuan.ops.run_summary) callback prints at
+      the end of the run.
+  returned: success
+  type: dict
 """
