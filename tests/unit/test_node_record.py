@@ -13,7 +13,13 @@ import yaml
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import judge_family
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, host_inputs, validate
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
+    NODE_RECORD_FACT,
+    encode_node_record,
+    host_inputs,
+    host_record,
+    validate,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_record import RunRecorder
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
@@ -24,7 +30,8 @@ def check(check_id, host="node01", status="pass"):
 
 
 def node_record(run, checks, facts=None, unreachable=False):
-    return {"run": run, "checks": checks, "facts": facts or {}, "unreachable": unreachable}
+    """The fact as zhisuan.ops.check keeps it: one JSON document."""
+    return encode_node_record({"run": run, "checks": checks, "facts": facts or {}, "unreachable": unreachable})
 
 
 def test_the_node_record_of_the_run_comes_first_then_what_the_role_kept():
@@ -45,6 +52,20 @@ def test_a_node_record_of_another_run_is_not_read():
     host_vars = {"results_checks": [], "ansible_facts": {NODE_RECORD_FACT: node_record(
         "burnin-run", [check("gpu.count.present", status="fail")], {"gpu": {"count": 7}}, unreachable=True)}}
     assert host_inputs(host_vars, "acceptance-run") == ([], {}, False)
+
+
+def test_the_record_is_one_json_string_and_a_mapping_or_a_damaged_one_is_handled():
+    kept = node_record("r1", [check("gpu.count.present")], {"gpu": {"count": 8}})
+    assert isinstance(kept, str) and json.loads(kept)["checks"][0]["id"] == "gpu.count.present"
+    # a mapping (a fact cache written before the record was a string) is still read
+    as_mapping = {"ansible_facts": {NODE_RECORD_FACT: json.loads(kept)}}
+    assert [c["id"] for c in host_inputs(as_mapping, "r1")[0]] == ["gpu.count.present"]
+    # a damaged one (cut, or not a mapping) is not the node's record: the node then has no check, which is an error
+    for damaged in (kept[:-1], "[]", "null", 7):
+        assert host_inputs({"ansible_facts": {NODE_RECORD_FACT: damaged}}, "r1") == ([], {}, False)
+    checks, facts, unreachable = host_inputs({"ansible_facts": {NODE_RECORD_FACT: kept[: len(kept) // 2]}}, "r1")
+    assert [c["id"] for c in host_record("node01", checks, facts=facts, unreachable=unreachable)["checks"]] == [
+        "run.host.tasks"]
 
 
 def test_an_unreachable_node_record_makes_the_host_unreachable():

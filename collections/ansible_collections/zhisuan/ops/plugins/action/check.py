@@ -13,7 +13,12 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, family_options, node_selection
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import NODE_RECORD_FACT, failed_task_check
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
+    NODE_RECORD_FACT,
+    encode_node_record,
+    failed_task_check,
+    node_record,
+)
 
 # family -> what its judgement is called: the names the per-family roles gave their tasks, so that a failure reads as
 # it did there.
@@ -141,7 +146,8 @@ class ActionModule(ActionBase):
         if args["record"]:
             # kept in the record only: every result crosses from the worker to the controller's one main process,
             # so a node's hundreds of checks travel once, not twice
-            facts[NODE_RECORD_FACT] = self._record(task_vars, args["record"], checks, summary, unreachable, timing)
+            facts[NODE_RECORD_FACT] = encode_node_record(
+                self._record(task_vars, args["record"], checks, summary, unreachable, timing))
             result["checks_kept"] = len(checks)
         else:
             result["checks"] = checks
@@ -150,8 +156,8 @@ class ActionModule(ActionBase):
     @staticmethod
     def _record(task_vars, run, checks, summary, unreachable, timing):
         """The node's record of this run: what an earlier check task of the same run kept, and this task's."""
-        kept = (task_vars.get("ansible_facts") or {}).get(NODE_RECORD_FACT)
-        if not isinstance(kept, dict) or kept.get("run") != run:
+        kept = node_record((task_vars.get("ansible_facts") or {}).get(NODE_RECORD_FACT))
+        if kept is None or kept.get("run") != run:
             kept = {"run": run, "checks": [], "facts": {}, "unreachable": False}
         facts = dict(kept.get("facts") or {}, **summary)
         total = dict(facts.get("timing") or {})

@@ -109,7 +109,7 @@ class RunRecorder(object):
             if "results_unreachable" in facts:
                 entry["unreachable"] = bool(facts["results_unreachable"])
         record = facts.get(NODE_RECORD_FACT)
-        if isinstance(record, dict):
+        if isinstance(record, (str, dict)):  # read (node_record) only if a partial record is written
             self.hosts.setdefault(host, {"checks": [], "facts": {}, "unreachable": False})["node"] = record
         return path
 
