@@ -24,10 +24,11 @@ description:
     override that cannot be read) becomes the family's C(<family>.task.failed) error check. The other families run.
   - An unreachable node ends the task with RV(host_unreachable); the node is recorded as unreachable.
   - With O(record), the checks and the report facts are kept in the host fact C(results_node_record) for that run in
-    the same task (no C(set_fact)); the C(results) role's record reads them. The fact is one JSON document (a string:
-    read it with C(ansible.builtin.from_json)) holding C(run), C(checks), C(facts) and C(unreachable); Ansible copies
-    and walks a mapping fact several times a result, which cost the controller about 35 ms a node for ~250 checks. The host facts C(check_gpu_facts) and
-    C(check_tuning_host) are set for the families that follow (nccl, k8s, slurm, baseline).
+    the same task (no C(set_fact)); the C(results) role's record reads them. The fact is one JSON document, a string
+    to read with C(ansible.builtin.from_json), holding C(run), C(checks), C(facts) and C(unreachable). Ansible copies
+    and walks a mapping fact several times a result, which cost the controller about 35 ms a node for ~250 checks.
+  - The host facts C(check_gpu_facts) and C(check_tuning_host) are set for the families that follow (nccl, k8s, slurm,
+    baseline).
   - This is an action plugin; the C(check_node) role calls it with the variables of the per-family roles.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
