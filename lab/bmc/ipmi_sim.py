@@ -34,7 +34,7 @@ import time
 _SIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim")
 if _SIM_DIR not in sys.path:
     sys.path.insert(0, _SIM_DIR)
-from _common import LabError, normalize_fault  # noqa: E402
+from _common import LabError, normalize_fault, process_running  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _ipmi_machine as machine  # noqa: E402
@@ -308,11 +308,7 @@ def _exited(pid):
             return True
     except ChildProcessError:
         pass
-    try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
+    return not process_running(pid)
 
 
 def inject(info, command, timeout=5.0):

@@ -32,6 +32,8 @@ except ImportError:  # loaded by path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import redfish_tree as rt
 
+from _common import process_running  # noqa: E402  (lab/sim, on the path since redfish_tree)
+
 BmcLabError = rt.BmcLabError
 TREES = rt.TREES
 FAULT_KINDS = rt.FAULT_KINDS
@@ -191,11 +193,7 @@ def _alive(pid):
     proc = _PROCS.get(pid)
     if proc is not None:
         return proc.poll() is None
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+    return process_running(pid)
 
 
 def running(run_dir):

@@ -28,6 +28,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+_SIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim")
+if _SIM_DIR not in sys.path:
+    sys.path.insert(0, _SIM_DIR)
+from _common import process_running  # noqa: E402  (lab/sim: the lab's shared helpers)
+
 
 def _load_plan():
     name = "zhisuan_lab_net_plan"
@@ -352,11 +357,7 @@ def _ns_pids(namespaces):
 
 def _alive(pid):
     """True while ``pid`` runs (a zombie -- exited, not yet reaped by its parent -- does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+    return process_running(pid)
 
 
 def _teardown(namespaces, control_path_dir, root_if=None):

@@ -32,8 +32,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+
+_SIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim")
+if _SIM_DIR not in sys.path:
+    sys.path.insert(0, _SIM_DIR)
+from _common import process_running  # noqa: E402  (lab/sim: the lab's shared helpers)
 
 SUBDIR = "slurm"
 CLUSTER = "zhisuan-lab"
@@ -348,11 +354,8 @@ def _marked_pids(base):
 
 
 def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+    """True while ``pid`` runs (a zombie -- exited, not yet reaped by its parent -- does not)."""
+    return process_running(pid)
 
 
 def stop(lab_dir, timeout=10.0):

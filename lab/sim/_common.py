@@ -192,6 +192,16 @@ def hang_if_asked(state, tool):
                 time.sleep(3600)
 
 
+def process_running(pid):
+    """True while ``pid`` runs, read from ``/proc/PID/stat``: a zombie (exited, not yet reaped) does not count. Not
+    the command line, which an exiting process loses before it has exited."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def split_argv(argv, tool):
     """``--state FILE args...`` (``sys.argv[1:]`` when None) -> (state path, args as a list). Exits 2 with a message
     when run without the wrapper."""

@@ -82,8 +82,7 @@ class ActionModule(ActionBase):
         for name in names:
             unreadable = []
             view = HostView.of_host(raw_host_vars(hostvars, name), self._templar, errors=unreadable)
-            variables = dict((key, view.get(key)) for key in HOST_VARIABLES)
-            variables = dict((key, value) for key, value in variables.items() if value is not None)
+            variables = {key: value for key in HOST_VARIABLES if (value := view.get(key)) is not None}
             problems = ["%s cannot be read: %s" % (key, message) for key, message in unreadable]
             problems.extend(preflight(kind, variables, profiles)["problems"])
             if problems:
