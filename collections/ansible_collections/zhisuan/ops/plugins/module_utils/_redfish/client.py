@@ -39,10 +39,15 @@ from ansible.module_utils.urls import Request, make_context
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCAuthError, BMCError, BMCHTTPError, BMCUnreachable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import (
     AUTH_MODES, EXPAND_BROKEN, EXPAND_QUERY, IDEMPOTENT, MASK, MAX_DEPTH, MAX_PAGES, MAX_RETRY_AFTER, RETRY_STATUSES, ROOT,
-    TOOL, as_dict, base_url, expand_supported, is_tls, link_uri, no_constant, read_error_body, redfish_message,
+    TOOL, as_dict, base_url, error_body, expand_supported, is_tls, link_uri, no_constant, read_error_body, redfish_message,
     sessions_uri, with_query,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import depth_ok
+
+
+class BMCErrorBody(BMCError):
+    """A GET answered with a Redfish error body instead of the resource (often with HTTP 200); ``detail`` is short
+    (``HTTP 200 with an error body (<MessageId>; <Message>)``), as ``service.errors`` shows it."""
 
 
 class Response(object):
@@ -175,10 +180,16 @@ class RedfishClient(object):
     # -- requests ---------------------------------------------------------------------------------------------
 
     def get(self, path):
-        """The JSON document at ``path`` (a dict). Raises a BMCError subclass."""
-        data = self.request("GET", path).data
+        """The JSON document at ``path`` (a dict). Raises a BMCError subclass; an answer that is a Redfish error body
+        (``wire.error_body``) is a ``BMCErrorBody`` whatever its HTTP status, so no reader takes it for the resource."""
+        response = self.request("GET", path)
+        data = response.data
         if not isinstance(data, dict):
             raise BMCError(TOOL, "GET %s returned no JSON object" % path, resource=path)
+        why = error_body(data)
+        if why is not None:
+            raise BMCErrorBody(TOOL, self._scrub("HTTP %s with an error body (%s)" % (response.status, why)),
+                               status=response.status, resource=path)
         return data
 
     def post(self, path, body, headers=None):
@@ -206,7 +217,11 @@ class RedfishClient(object):
             first = self.get(with_query(path, EXPAND_QUERY))
             if isinstance(first.get("Members"), list):
                 self._expand_works = True
-                return self._pages(path, first)
+                if not any(error_body(member) is not None for member in first["Members"]):
+                    return self._pages(path, first)
+                # a member expanded as an error body has lost its @odata.id: the collection is read plain and its
+                # members one by one, so the one that cannot be read is named (and $expand stays on)
+                return self._pages(path, None)
             why = "an answer without a Members list"
         except (BMCAuthError, BMCUnreachable):
             raise

@@ -113,6 +113,32 @@ def is_tls(reason):
     return isinstance(reason, ssl.SSLError) or "CERTIFICATE_VERIFY_FAILED" in str(reason)
 
 
+def error_body(document):
+    """The text of a Redfish error body that came in place of a resource (whatever its HTTP status), else None.
+
+    An answer is an error body when it carries an ``error`` object, or ``@Message.ExtendedInfo`` without an
+    ``@odata.type`` (a resource may annotate itself with messages, but it always says what type it is): some BMCs
+    answer a resource they cannot build with HTTP 200 and such a body, which must not be read as the resource."""
+    if not isinstance(document, dict):
+        return None
+    error = document.get("error")
+    if isinstance(error, dict):
+        extended = error.get("@Message.ExtendedInfo")
+    elif "@Message.ExtendedInfo" in document and not document.get("@odata.type"):
+        error, extended = {}, document.get("@Message.ExtendedInfo")
+    else:
+        return None
+    texts = [error.get("code"), error.get("message")]
+    for item in extended if isinstance(extended, list) else [extended]:
+        if isinstance(item, dict):
+            texts.extend((item.get("MessageId"), item.get("Message")))
+    seen = []
+    for value in texts:
+        if isinstance(value, str) and value.strip() and value.strip() not in seen:
+            seen.append(value.strip())
+    return "; ".join(seen)[:300] or "no message"
+
+
 def redfish_message(payload):
     """The human text of a Redfish error body (``error.message`` and its extended messages), or ''."""
     try:
