@@ -83,6 +83,19 @@ class ToolFailed(ZhisuanError):
     kind = "failed"
 
 
+class ToolOutputTooLarge(ZhisuanError):
+    """A program printed more than its output cap (``_runner.MAX_OUTPUT``, or the module's ``max_output``): it was
+    stopped (process group killed) before its output could cost the node more memory. ``limit`` is the cap in bytes;
+    ``stdout``/``stderr`` hold the clipped head of what it printed."""
+
+    kind = "output_too_large"
+    fields = ZhisuanError.fields + ("limit",)
+
+    def __init__(self, tool, detail, limit=None, **kwargs):
+        self.limit = limit
+        super().__init__(tool, detail, **kwargs)
+
+
 class ParseError(ZhisuanError):
     kind = "unparsable"
 

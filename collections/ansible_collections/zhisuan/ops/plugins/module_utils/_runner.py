@@ -9,7 +9,11 @@
 
 * a timeout on every call; on expiry the whole process group is killed (SIGKILL), not just the child;
 * ``LANG=C``/``LC_ALL=C`` so parsers see the C locale's output;
-* typed errors: ``ToolNotFound``, ``ToolTimeout``, ``ToolFailed`` (``ParseError`` comes from the parsers);
+* typed errors: ``ToolNotFound``, ``ToolTimeout``, ``ToolFailed``, ``ToolOutputTooLarge`` (``ParseError`` comes
+  from the parsers);
+* bounded reads: stdout and stderr are read as they come, never buffered without limit; a program that prints more
+  than its cap (``MAX_OUTPUT`` per tool, the caller's ``max_output``, the user's override) is stopped (process group
+  killed) with ``ToolOutputTooLarge``; ``on_line`` streams stdout line by line to a filter instead of keeping it;
 * one truncation rule for a tool's output kept in an error or a result (``clip``), one first-line rule for a short
   reason (``first_line``), and one constructor for a failed run (``tool_failed``): call sites build neither by hand.
 """
@@ -17,19 +21,64 @@
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import signal
 import subprocess
+import threading
+import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
     ToolFailed,
     ToolNotFound,
+    ToolOutputTooLarge,
     ToolTimeout,
 )
 
 DEFAULT_TIMEOUT = 60
 # Captured stdout/stderr kept in an error (enough to diagnose, small enough for results.json).
 KEEP = 2000
+
+MIB = 1024 * 1024
+# Output caps (stdout and stderr together, in MiB) per tool name: the most a healthy run of the tool prints, with a
+# wide margin. What is read is held in memory (about 2-3 bytes of the module's memory per byte printed), so a
+# looping tool or a kernel-log storm must stop at a cap, not at the timeout. The table in docs/gpu-facts.md
+# ("Output caps") mirrors it; the user overrides it with the modules' max_output option (zhisuan_tool_max_output).
+DEFAULT_MAX_OUTPUT_MIB = 32
+MAX_OUTPUT_MIB = {
+    # a kernel log read whole (the network family's link events; the Xid read streams and filters instead)
+    "journalctl": 64,
+    "dmesg": 32,
+    # nvidia-smi -q -x: some 100-250 KiB per GPU; nvidia-smi nvlink -s / -e a few KiB per link
+    "nvidia-smi": 64,
+    "nvidia-smi nvlink": 16,
+    "nvidia-smi nvlink -e": 16,
+    "nvidia-smi topo": 4,
+    # job logs (kubectl logs --all-containers), nccl-tests and mpirun over many ranks
+    "kubectl": 64,
+    "nccl-tests": 64,
+    "mpirun": 64,
+    "dcgmi": 32,
+    "gpu_burn": 32,
+    "fio": 32,
+    "nvbandwidth": 16,
+    # lspci -vvv on a host with hundreds of PCIe functions
+    "lspci": 16,
+    "scontrol": 16,
+    "squeue": 16,
+    "iblinkinfo": 16,
+    "ibstat": 8,
+    "lldpctl": 8,
+    "ip": 8,
+    "ipmitool": 8,
+    "ethtool": 4,
+    "mlnx_qos": 4,
+}
+# The user's cap (MiB) for every program of this module run (the max_output option), set at the module edge.
+_OVERRIDE = {"max_output_mib": None}
+# Bytes read from a pipe at a time, and the head of a streamed stdout kept for an error's evidence.
+_CHUNK = 64 * 1024
+_STREAM_HEAD = 2 * KEEP
 
 
 class CmdResult(object):
@@ -95,6 +144,104 @@ def attach(exc, result, tail=False):
     return exc
 
 
+def set_output_limit(mib):
+    """The user's output cap in MiB for every program run from now on in this process (the modules' ``max_output``
+    option; ``None`` restores the per-tool defaults). It wins over the caller's and the table's."""
+    if mib is not None and (isinstance(mib, bool) or not isinstance(mib, (int, float)) or mib <= 0):
+        raise ValueError("max_output must be a positive number of MiB, got %r" % (mib,))
+    _OVERRIDE["max_output_mib"] = mib
+
+
+def output_limit(tool, max_output=None):
+    """The output cap in bytes for ``tool``: the user's override, else the caller's ``max_output`` (bytes), else
+    ``MAX_OUTPUT_MIB[tool]``, else ``DEFAULT_MAX_OUTPUT_MIB``."""
+    if _OVERRIDE["max_output_mib"] is not None:
+        return int(_OVERRIDE["max_output_mib"] * MIB)
+    if max_output is not None:
+        return int(max_output)
+    return int(MAX_OUTPUT_MIB.get(tool, DEFAULT_MAX_OUTPUT_MIB) * MIB)
+
+
+def _mib(limit):
+    return "%g" % round(limit / float(MIB), 3)
+
+
+class _OverLimit(Exception):
+    def __init__(self, out, err):
+        super().__init__("output over limit")
+        self.out = out
+        self.err = err
+
+
+def _feed(stream, data):
+    try:
+        stream.write(data)
+    except (OSError, ValueError):  # the program closed its stdin, or was killed
+        pass
+    finally:
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+
+def _emit(on_line, block):
+    for line in block.split(b"\n"):
+        on_line(line.decode("utf-8", "replace"))
+
+
+def _read(proc, data, timeout, limit, on_line):
+    """stdout and stderr of ``proc`` as bytes, read as they come until both close, then the exit waited for; raises
+    subprocess.TimeoutExpired past ``timeout`` and _OverLimit past ``limit`` bytes held. With ``on_line``, stdout's
+    complete lines go to it as they arrive (only a partial line is held) and stdout returns its first bytes."""
+    deadline = time.monotonic() + timeout
+    if data is not None:
+        writer = threading.Thread(target=_feed, args=(proc.stdin, data))
+        writer.daemon = True
+        writer.start()
+    held = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    head = bytearray()
+    selector = selectors.DefaultSelector()
+    try:
+        for fd in held:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+            for key, _event in selector.select(remaining):
+                chunk = os.read(key.fd, _CHUNK)
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                buffer = held[key.fd]
+                buffer += chunk
+                if key.fd == out_fd and on_line is not None:
+                    if len(head) < _STREAM_HEAD:
+                        head += chunk[:_STREAM_HEAD - len(head)]
+                    end = buffer.rfind(b"\n")
+                    if end >= 0:
+                        block = bytes(buffer[:end])
+                        del buffer[:end + 1]
+                        _emit(on_line, block)
+                if len(held[out_fd]) + len(held[err_fd]) > limit:
+                    raise _OverLimit(bytes(head if on_line is not None else held[out_fd][:_STREAM_HEAD]),
+                                     bytes(held[err_fd][:_STREAM_HEAD]))
+    finally:
+        selector.close()
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    proc.wait(timeout=remaining)
+    out = held[out_fd]
+    if on_line is not None:
+        if out:
+            _emit(on_line, bytes(out))
+        out = head
+    return out, held[err_fd]
+
+
 def _kill_group(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -107,12 +254,17 @@ def _kill_group(proc):
         pass
 
 
-def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=None, cwd=None):
+def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=None, cwd=None, max_output=None,
+        on_line=None):
     """Run ``argv`` (a list, never a shell string) and return a CmdResult.
 
     ``ok_rcs`` lists the exit codes that are not failures (``None`` accepts any).
     ``env`` adds variables to the inherited environment (the locale is always C); ``cwd`` is the working directory
     of the program (the module's own stays as it is).
+    ``max_output`` (bytes) caps what the program may print, stdout and stderr together (default: ``output_limit``);
+    past it the process group is killed and ``ToolOutputTooLarge`` raised. ``on_line(text)`` receives stdout line by
+    line (without the newline) as it arrives, so only a partial line counts against the cap; the result's
+    ``stdout`` then holds only the first few KiB, for an error's evidence.
     """
     if not argv:
         raise ValueError("run() needs a non-empty argv")
@@ -138,11 +290,21 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
         )
     except OSError as exc:
         raise ToolNotFound(tool, "could not start %s: %s" % (argv[0], exc), cmd=argv)
+    limit = output_limit(tool, max_output)
     try:
-        out, err = proc.communicate(input=data.encode("utf-8") if data is not None else None, timeout=timeout)
+        out, err = _read(proc, data.encode("utf-8") if data is not None else None, timeout, limit, on_line)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise ToolTimeout(tool, "timed out after %s s (process group killed)" % timeout, cmd=argv)
+    except _OverLimit as over:
+        _kill_group(proc)
+        raise ToolOutputTooLarge(
+            tool, "output over %s MiB (process group killed); raise max_output if this much is expected" % _mib(limit),
+            limit=limit, cmd=argv, stdout=clip(over.out.decode("utf-8", "replace")),
+            stderr=clip(over.err.decode("utf-8", "replace")))
+    except BaseException:
+        _kill_group(proc)
+        raise
     result = CmdResult(argv, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
     if ok_rcs is not None and result.rc not in ok_rcs:
         raise tool_failed(result, tool)
