@@ -14,6 +14,9 @@
 * bounded reads: stdout and stderr are read as they come, never buffered without limit; a program that prints more
   than its cap (``MAX_OUTPUT`` per tool, the caller's ``max_output``, the user's override) is stopped (process group
   killed) with ``ToolOutputTooLarge``; ``on_line`` streams stdout line by line to a filter instead of keeping it;
+* a tool stops with its module: SIGINT, SIGTERM or SIGHUP reaching the module (Ansible's worker passes its own signal
+  to its process group; a dropped SSH session hangs up) kills the process group of every tool still running, which
+  runs in a session of its own and would run on after the module (``guard_signals``);
 * one truncation rule for a tool's output kept in an error or a result (``clip``), one first-line rule for a short
   reason (``first_line``), and one constructor for a failed run (``tool_failed``): call sites build neither by hand.
 """
@@ -186,8 +189,9 @@ def _feed(stream, data):
 
 
 def _emit(on_line, block):
-    for line in block.split(b"\n"):
-        on_line(line.decode("utf-8", "replace"))
+    # one decode per block: a newline never falls inside a UTF-8 sequence, so lines decode as they would alone
+    for line in block.decode("utf-8", "replace").split("\n"):
+        on_line(line)
 
 
 def _read(proc, data, timeout, limit, on_line):
@@ -254,6 +258,42 @@ def _kill_group(proc):
         pass
 
 
+# --- a tool stops with its module (signals) -------------------------------------------------------------------
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# process groups of the tools running now, from any thread (set.add/discard and list(set) hold the GIL: no lock,
+# which the signal handler could find held by the code it interrupted)
+_RUNNING = set()
+_PREVIOUS = {}
+
+
+def _stop_tools(signum, frame):
+    """Kill every running tool's process group, then let the signal do what it did before this handler."""
+    for pgid in list(_RUNNING):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    previous = _PREVIOUS.pop(signum, signal.SIG_DFL)
+    signal.signal(signum, previous)
+    if callable(previous):
+        return previous(signum, frame)
+    os.kill(os.getpid(), signum)
+    return None
+
+
+def guard_signals():
+    """Stop the running tools on SIGINT, SIGTERM and SIGHUP (installed from the main thread; ``run`` calls it, once
+    is enough). A signal the process ignores (SIG_IGN, e.g. SIGHUP under nohup) stays ignored: it stops no tool."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        current = signal.getsignal(signum)
+        if current is _stop_tools or current == signal.SIG_IGN:
+            continue
+        _PREVIOUS[signum] = signal.SIG_DFL if current is None else current
+        signal.signal(signum, _stop_tools)
+
+
 def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=None, cwd=None, max_output=None,
         on_line=None):
     """Run ``argv`` (a list, never a shell string) and return a CmdResult.
@@ -277,6 +317,7 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
         child_env.update(env)
     child_env["LANG"] = "C"
     child_env["LC_ALL"] = "C"
+    guard_signals()
     try:
         proc = subprocess.Popen(
             argv,
@@ -290,6 +331,7 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
         )
     except OSError as exc:
         raise ToolNotFound(tool, "could not start %s: %s" % (argv[0], exc), cmd=argv)
+    _RUNNING.add(proc.pid)
     limit = output_limit(tool, max_output)
     try:
         out, err = _read(proc, data.encode("utf-8") if data is not None else None, timeout, limit, on_line)
@@ -305,6 +347,8 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
     except BaseException:
         _kill_group(proc)
         raise
+    finally:
+        _RUNNING.discard(proc.pid)
     result = CmdResult(argv, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
     if ok_rcs is not None and result.rc not in ok_rcs:
         raise tool_failed(result, tool)
