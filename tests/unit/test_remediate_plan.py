@@ -218,7 +218,7 @@ def test_history_records_append_and_durations(tmp_path):
      "history record for n1 lacks cause"),
     ({"node": "n1", "run_id": "r", "time": "2026-01-01T00:00:00Z", "action": "x", "cause": "c", "outcome": "fine"},
      "history record for n1: unknown outcome 'fine' (known: repaired, failed, refused, ticket, awaiting_approval, "
-     "deferred, held, skipped, planned, shared_cause)"),
+     "deferred, held, skipped, planned, shared_cause, acted, resumed)"),
     ({"node": "n1", "run_id": "r", "time": "yesterday", "action": "x", "cause": "c", "outcome": "failed"},
      "history record for n1: time: 'yesterday' is not an ISO 8601 time"),
 ])

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import accepts
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.common import held_text
 
 CORDON_TAINT = "node.kubernetes.io/unschedulable"
 NEUTRAL_TAINTS = (CORDON_TAINT, "nvidia.com/gpu")
@@ -53,6 +54,11 @@ def _norm(text):
 
 def _evidence(pairs):
     return "\n".join("%s: %s" % (key, value) for key, value in pairs if value not in (None, "", [], {}))
+
+
+def cordoned_message(name, tag, reason):
+    """The words of k8s.node.schedulable for a node cordoned by our remediation."""
+    return "%s is cordoned by %s (%s); %s" % (name, tag, reason, held_text(name, tag, reason))
 
 
 def _node_checks(host, name, node, tag):
@@ -79,7 +85,7 @@ def _node_checks(host, name, node, tag):
         ours = bool(reason) and reason.startswith(tag + ":")
         checks.append(make_check(
             "k8s.node.schedulable", host, "warn", comp, "cordoned", "schedulable",
-            ("%s is cordoned by %s (%s); it is resumed by the remediation that drained it" % (name, tag, reason)) if ours
+            cordoned_message(name, tag, reason) if ours
             else "%s is cordoned by someone else (no %s drain reason); find out why before uncordoning it" % (name, tag),
             remedy="monitor" if ours else "investigate", evidence=_evidence([("drain reason", reason)])))
     else:

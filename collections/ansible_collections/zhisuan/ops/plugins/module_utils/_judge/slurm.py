@@ -12,7 +12,8 @@ Per node:
 
 ``slurm.node.registered``  fail + investigate when slurmctld does not know the node.
 ``slurm.node.state``       idle/mixed/allocated/completing pass; drained or draining with our reason (``zhisuan:``)
-                           warn + monitor (a remediation of ours holds it); drained by someone else warn + investigate
+                           warn + monitor (a remediation of ours holds it until it verifies and resumes it; one cut
+                           off leaves it to the next run: ``remediate.stranded.<node>``); drained by someone else warn + investigate
                            (their reason, user and time); DOWN/FAIL/INVAL fail + investigate; not responding (``*``)
                            fail + restart_app (slurmd does not answer).
 ``slurm.gres.gpu``         ``Gres=gpu:N`` vs the GPUs installed (gpu_info's count, else zhisuan_expected.gpu_count):
@@ -26,6 +27,7 @@ its usable nodes; a partition that is not UP fails), ``slurm.cluster.gpus`` (usa
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.common import held_text
 
 DEFAULT_TAG = "zhisuan"
 USABLE = ("idle", "mixed", "allocated", "completing")
@@ -59,7 +61,7 @@ def _state_check(host, name, node, tag):
         ours = bool(node.get("reason")) and node["reason"].startswith(tag + ":")
         if ours:
             return make_check("slurm.node.state", host, "warn", comp, state, "idle, mixed or allocated",
-                              "%s is %s by %s (%s); the remediation that drained it resumes it" % (name, state, tag, _who(node)),
+                              "%s is %s by %s (%s); %s" % (name, state, tag, _who(node), held_text(name, tag, node["reason"])),
                               remedy="monitor", evidence=ev)
         return make_check("slurm.node.state", host, "warn", comp, state, "idle, mixed or allocated",
                           "%s is %s by someone else (%s); it runs no new jobs until they resume it" % (name, state, _who(node)),

@@ -9,7 +9,7 @@
 next remedy up the policy's ladder (``reset_gpu`` → ``power_cycle`` → ``rma`` by default).
 
 The rule (docs/remediation.md): count the node's history records for the cause within ``window_days`` whose action
-was carried out (outcome ``repaired`` or ``failed``), per remedy. The planned remedy is kept until it has been tried
+was carried out (outcome ``repaired`` or ``failed``, or ``acted``: a run cut off after the action), per remedy. The planned remedy is kept until it has been tried
 ``repeats`` times; each step above it gets one try: after it, the cause coming back moves the node one step further.
 """
 
@@ -19,8 +19,10 @@ import datetime
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
 
-# Outcomes of an action that was carried out on the machine (a ticket, a deferral or a hold is not a repair).
-TRIED = ("repaired", "failed")
+# Outcomes of an action that was carried out on the machine (a ticket, a deferral or a hold is not a repair);
+# ``acted``: the run was cut off after the action, before its verification (history.read drops an ``acted`` record
+# that the node's final record of the same run supersedes, so an action counts once)
+TRIED = ("repaired", "failed", "acted")
 
 
 def _time(value):

@@ -6,11 +6,22 @@
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
 """The remediation history: one JSON object per line, appended, never rewritten (the KPIs — MTTR, repairs per
-cause, RMA rate — are computed from it). The record shape is documented in docs/remediation.md."""
+cause, RMA rate — and the escalation of repeat offenders are computed from it). The record shape is documented in
+docs/remediation.md.
+
+A run writes as it goes, not at its end: the record of a node's action (outcome ``acted``) is appended as soon as
+the action returns, and the node's final record (``repaired``, ``failed``, ...) when its remediation ends; the
+final record supersedes the ``acted`` one of the same run and node (``read``). A run cut off between the two
+(AWX cancelled it, a job timeout) leaves the ``acted`` record: the action still counts for escalation.
+
+Every append is one locked ``write`` of whole lines, length-checked and fsync'd. A short write (a full disk) is a
+``HistoryError``; the fragment it leaves is ended with a newline before the next record, so no record is ever glued
+onto it, and ``read`` passes over it with a warning."""
 
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
 import os
 
@@ -18,8 +29,14 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso
 
 SCHEMA = "zhisuan.ops/remediation-history/v1"
 FILE_NAME = "remediation.jsonl"
+# ``acted``: the action was carried out, the verification and resume are not recorded (yet, or ever: the run was cut
+# off); superseded by the node's final record of the same run. ``resumed``: a node an earlier run left drained
+# (stranded) was verified and resumed, no action of its own
+ACTED = "acted"
 OUTCOMES = ("repaired", "failed", "refused", "ticket", "awaiting_approval", "deferred", "held", "skipped", "planned",
-            "shared_cause")
+            "shared_cause", ACTED, "resumed")
+# the cause of a record for a node the plan left alone without an entry (drained by someone else)
+OPERATOR_CAUSE = "scheduler.drain.operator"
 _REQUIRED = ("time", "run_id", "node", "cause", "action", "outcome")
 _TIMES = ("detected", "started", "finished", "resumed")
 
@@ -71,42 +88,109 @@ def make_record(raw):
     return record
 
 
+def build(node, run_id, outcome, entry=None, message=None, cause=None, source_run_id=None, detected=None,
+          started=None, finished=None, resumed=None, verification=None, scheduler=None, evidence=None, ticket=None,
+          now=None):
+    """The history record of ``node`` in run ``run_id``, made once, here: from the node's plan entry (``entry``:
+    {action, remedy, mode, why}; None for a node the plan left alone without one, e.g. drained by someone else, whose
+    ``cause`` is then the one given or ``scheduler.drain.operator``), the ``outcome`` and what the run did (times,
+    verification, scheduler, evidence, ticket). Checked and completed by ``make_record``. Raises HistoryError."""
+    if entry is not None and not isinstance(entry, dict):
+        raise HistoryError("history record for %s: the plan entry must be a mapping, got %s" % (node, type(entry).__name__))
+    entry = entry or {}
+    why = entry.get("why") or {}
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    raw = {
+        "time": now.replace(microsecond=0).isoformat(), "run_id": run_id, "source_run_id": source_run_id,
+        "node": node, "cause": why.get("cause") or cause or (OPERATOR_CAUSE if not entry else "unknown"),
+        "component": why.get("component"), "remedy": entry.get("remedy") or "none",
+        "action": entry.get("action") or "none", "mode": entry.get("mode") or "none", "outcome": outcome,
+        "message": message or "", "detected": detected, "started": started, "finished": finished,
+        "resumed": resumed, "verification": verification, "scheduler": scheduler, "evidence": evidence,
+        "ticket": ticket,
+    }
+    return make_record(raw)
+
+
+def _ends_torn(fd):
+    """Whether the file ends inside a line (an earlier write was cut short)."""
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
 def append(directory, records):
-    """Append ``records`` (already made) to ``<directory>/remediation.jsonl``, one line each, in one write of the
-    whole batch (O_APPEND, then fsync). Returns the path."""
+    """Append ``records`` (already made) to ``<directory>/remediation.jsonl``, one line each, in one write (under an
+    exclusive lock: the nodes of a batch append at once), then fsync. A file that ends inside a line (a write cut
+    short earlier) gets a newline first. A short write raises HistoryError naming the file and the bytes written.
+    Returns the path."""
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, FILE_NAME)
     data = "".join(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n" for record in records)
     if not data:
         return path
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    payload = data.encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, data.encode("utf-8"))
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _ends_torn(fd):
+            payload = b"\n" + payload
+        written = os.write(fd, payload)
+        if written != len(payload):
+            try:
+                # end the fragment, so the next record starts on a line of its own (else the next append does)
+                os.write(fd, b"\n")
+            except OSError:
+                pass
+            raise HistoryError("%s: short write, %d of %d bytes of %d record(s) (%s) written (is the disk full?); "
+                               "the fragment is passed over on read" % (
+                                   path, written, len(payload), len(records),
+                                   ", ".join(sorted(set(str(r.get("node")) for r in records)))))
         os.fsync(fd)
     finally:
         os.close(fd)
     return path
 
 
-def read(path, warn=None):
-    """Every record of a history file, in order. A line that is not a JSON object is passed over with ``warn``
-    (``warn(message)``) naming the file and line; a missing file is an empty history."""
+def append_record(directory, record):
+    """Append one record (``append``)."""
+    return append(directory, [record])
+
+
+def _superseded(records):
+    """Drop each ``acted`` record that a later record of the same run and node supersedes."""
+    last = {}
+    for position, record in enumerate(records):
+        last[(record.get("run_id"), record.get("node"))] = position
+    return [record for position, record in enumerate(records)
+            if record.get("outcome") != ACTED or last[(record.get("run_id"), record.get("node"))] == position]
+
+
+def read(path, warn=None, raw=False):
+    """Every record of a history file, in order; an ``acted`` record is left out when a later record of the same
+    run and node supersedes it (unless ``raw``). A line that is not a JSON object is passed over with ``warn``
+    (``warn(message)``) naming the file and line: a last line without its newline is a torn write (the run or the
+    disk stopped it), said so. A missing file is an empty history."""
     records = []
     if not os.path.exists(path):
         return records
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                record, problem = None, "not JSON (%s)" % exc
-            else:
-                problem = "not a history record"
-            if not isinstance(record, dict) or record.get("schema") != SCHEMA:
-                if warn is not None:
-                    warn("%s line %d: %s; passed over" % (path, number, problem))
-                continue
-            records.append(record)
-    return records
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")
+    # the text after the last newline: empty, or a line whose write was cut short
+    torn = len(lines) - 1 if lines[-1].strip() else None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except ValueError as exc:
+            record, problem = None, "not JSON (%s)" % exc
+        else:
+            problem = "not a history record"
+        if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+            if warn is not None:
+                if torn == number - 1:
+                    problem = "a torn last line (%d bytes without a newline: a write cut short), %s" % (len(line), problem)
+                warn("%s line %d: %s; passed over" % (path, number, problem))
+            continue
+        records.append(record)
+    return records if raw else _superseded(records)

@@ -19,11 +19,15 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.escalate im
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import (
     MACHINE_ACTIONS, NO_ACTION, allowed_in_remediation, breaker_threshold, decide,
 )
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.common import DEFAULT_TAG, our_mark
 
 BREAKER_ID = "remediate.breaker.tripped"
 LIMIT_ID = "remediate.limit.deferred"
 REPEAT_ID = "remediate.repeat.%s"
 SHARED_ID = "remediate.shared.%s"
+STRANDED_ID = "remediate.stranded.%s"
+# the action of a stranded node: no repair, the five verification steps, then the resume
+VERIFY = "verify"
 
 
 def _failing_ids(host):
@@ -107,11 +111,43 @@ def _shared_checks(plan, shared):
             remedy="investigate", evidence="held: %s" % ", ".join(held)))
 
 
+def stranded_entry(name, node, tag=DEFAULT_TAG):
+    """The plan entry of a stranded node: drained by us (the drain reason carries our mark) and not resumed, with
+    nothing that remediation acts on now - a run cut off after its action (AWX cancelled it, a job timeout) left
+    it so. It gets no repair: the verification, then the resume. It is drained already, so it takes no new slot of
+    the limit (it is counted once, among the drained nodes)."""
+    mark = our_mark(node.get("reason"), tag) or {}
+    by_run = (" by run %s" % mark["run_id"]) if mark.get("run_id") else ""
+    for_cause = (" for %s" % mark["cause"]) if mark.get("cause") else ""
+    message = ("%s is %s%s%s (reason '%s') and was never resumed; nothing that remediation acts on fails on it now"
+               % (name, node.get("state") or "drained", by_run, for_cause, node.get("reason")))
+    return {"action": VERIFY, "remedy": "none", "mode": "automatic", "rule": None,
+            "why": {"cause": mark.get("cause") or "scheduler.drain.stranded", "component": "node", "message": message,
+                    "remedy": "none", "checks": []},
+            "already_drained": True, "batch": None, "status": "planned",
+            "stranded": {"run_id": mark.get("run_id"), "cause": mark.get("cause"), "reason": node.get("reason"),
+                         "state": node.get("state")}}
+
+
+def stranded_check(name, entry):
+    """The cluster check ``remediate.stranded.<node>`` (warn, investigate): a node our remediation left drained."""
+    stranded = entry["stranded"]
+    return make_check(STRANDED_ID % _id_part(name), "cluster", "warn", component=name,
+                      observed="%s, reason '%s'" % (stranded["state"] or "drained", stranded["reason"]),
+                      expected="resumed by the remediation that drained it, or a finding that keeps it drained",
+                      message=entry["why"]["message"] + ("; a remediate run verifies it and resumes it (find out "
+                                                         "why run %s stopped before its resume)" % (stranded["run_id"] or "?")),
+                      remedy="investigate", evidence="drain reason: %s" % stranded["reason"])
+
+
 def _messages(plan):
     """Each entry's ``message``: what the plan says of the node, in words (the record and the report use it)."""
     for entry in plan["nodes"].values():
         status = entry["status"]
-        if status == "planned":
+        if status == "planned" and entry.get("stranded"):
+            text = "stranded: %s; this run verifies it and resumes it (batch %s)" % (entry["why"]["message"],
+                                                                                  entry["batch"])
+        elif status == "planned":
             text = "%s (%s, batch %s)" % (entry["action"], entry["mode"], entry["batch"])
         elif status == "deferred":
             text = "deferred: " + plan["limit"]["text"]
@@ -129,15 +165,16 @@ def _messages(plan):
 
 
 def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size=1, only=None, history=None,
-              now=None, shared=None):
+              now=None, shared=None, tag=DEFAULT_TAG):
     """The plan for ``hosts`` (results.json ``hosts``: name -> {status, checks, facts}; ``facts.diagnosis`` holds
     the root cause). ``scheduler``: name -> scheduler_node's ``node`` ({state, drain, drained_by_us, reason}),
     nodes already drained count toward the limit and an operator's drain is never touched. ``approved``: node
     names (or ``all``) whose ``approval`` actions may run; ``only``: plan only these nodes (the breaker still counts
     every host). ``history``: the remediation history's records (a node repaired again and again for one cause goes
     up the policy's escalation ladder, as of ``now``); ``shared``: the shared causes of ``_judge.fleet`` (their nodes
-    get one ticket for the component, no action of their own). Returns ``{nodes: {name: entry}, order, deferred,
-    held, skipped, shared, repeat_offenders, breaker, limit, checks}`` (docs/remediation.md)."""
+    get one ticket for the component, no action of their own). A node drained by us (``tag``) with nothing to act
+    on is stranded (``stranded_entry``): it is verified and resumed. Returns ``{nodes: {name: entry}, order,
+    deferred, held, skipped, shared, repeat_offenders, stranded, breaker, limit, checks}`` (docs/remediation.md)."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     scheduler = scheduler or {}
     fleet = fleet or len(hosts)
@@ -147,19 +184,19 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
     tripped, breaker_check = breaker(hosts, policy, fleet, explained)
     drained = sorted(name for name, node in scheduler.items() if node and node.get("drain"))
     candidates, skipped = [], {}
-    for name in sorted(hosts):
+    for name in sorted(set(hosts) | set(scheduler)):
         if only is not None and name not in only:
             continue
-        host = hosts[name]
+        host = hosts.get(name) or {}
         node = scheduler.get(name) or {}
         diagnosis = (host.get("facts") or {}).get("diagnosis") or {}
         cause = diagnosis.get("root_cause") or {}
         if host.get("status") == "unreachable":
             skipped[name] = "unreachable in the source run: no diagnosis to act on (check the node and its BMC)"
             continue
-        if diagnosis.get("status") not in policy["act_on"] or not cause:
-            continue
-        if cause.get("remedy") in NO_ACTION:
+        if diagnosis.get("status") not in policy["act_on"] or not cause or cause.get("remedy") in NO_ACTION:
+            if node.get("drain") and node.get("drained_by_us"):
+                candidates.append((name, stranded_entry(name, node, tag)))
             continue
         if node.get("drain") and not node.get("drained_by_us"):
             skipped[name] = "drained by someone else (%s): left alone, never resumed by remediation" % (
@@ -167,6 +204,8 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
             continue
         remedy, mode, rule = decide(policy, cause["id"], cause["remedy"])
         if remedy in NO_ACTION:
+            if node.get("drain") and node.get("drained_by_us"):
+                candidates.append((name, stranded_entry(name, node, tag)))
             continue
         remedy, step = escalate(history, name, cause["id"], remedy, policy, now)
         if step is not None:
@@ -184,13 +223,16 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
             entry["status"] = "awaiting_approval"
         candidates.append((name, entry))
     plan = {"nodes": {}, "order": [], "deferred": [], "held": [], "skipped": skipped, "shared": [],
-            "repeat_offenders": [], "breaker": {"tripped": tripped, "check": breaker_check},
+            "repeat_offenders": [], "stranded": [], "breaker": {"tripped": tripped, "check": breaker_check},
             "limit": {"allowed": allowed, "fleet": fleet, "already_drained": drained, "text": limit_text},
             "checks": [breaker_check]}
     for name, entry in candidates:
         if "escalation" in entry:
             plan["repeat_offenders"].append(name)
             plan["checks"].append(_repeat_check(name, entry))
+        if "stranded" in entry:
+            plan["stranded"].append(name)
+            plan["checks"].append(stranded_check(name, entry))
     # nodes explained by a shared component take no action and no slot: the component gets the ticket
     for name, entry in candidates:
         if entry["status"] == "shared_cause":

@@ -22,6 +22,7 @@ guards live here, once:
 
 from __future__ import annotations
 
+import re
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import Refused, ToolTimeout
@@ -29,6 +30,8 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import Refused
 DEFAULT_TAG = "zhisuan"
 DEFAULT_REASON = "remediation by zhisuan.ops"
 POLL_INTERVAL = 0.5
+# remediation's drain reason after the tag: "<check id> run <run id>"
+_MARK = re.compile(r"^(?P<cause>[A-Za-z0-9_][A-Za-z0-9_.:-]*) run (?P<run>\S+)$")
 
 
 def tagged_reason(tag, reason):
@@ -42,6 +45,29 @@ def tagged_reason(tag, reason):
 
 def is_ours(reason, tag):
     return bool(reason) and reason.startswith(tag + ":")
+
+
+def our_mark(reason, tag=DEFAULT_TAG):
+    """What our drain reason says, or None when it is not ours: ``{cause, run_id, text}`` of remediation's
+    ``<tag>:<check id> run <run id>`` (cause and run id None for another reason of ours, ``<tag>: <text>``). Pure."""
+    if not is_ours(reason, tag):
+        return None
+    text = reason[len(tag) + 1:].strip()
+    match = _MARK.match(text)
+    if match is None:
+        return {"cause": None, "run_id": None, "text": text}
+    return {"cause": match.group("cause"), "run_id": match.group("run"), "text": text}
+
+
+def held_text(name, tag, reason):
+    """What a node drained with our mark waits for, in words (the platform checks say it): the remediation that
+    drained it resumes it only when it verifies; a run cut off before that leaves it to the next one."""
+    mark = our_mark(reason, tag) or {}
+    by = "remediation run %s" % mark["run_id"] if mark.get("run_id") else "a remediation of %s" % tag
+    cause = (" for %s" % mark["cause"]) if mark.get("cause") else ""
+    return ("held by %s%s: it stays out of service until a remediate run verifies and resumes it; a run cut off "
+            "before its resume leaves it drained, and the next remediate or inspect run reports it as "
+            "remediate.stranded.%s" % (by, cause, name))
 
 
 def annotate(node, tag):
