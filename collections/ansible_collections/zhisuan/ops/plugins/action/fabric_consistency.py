@@ -12,7 +12,9 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._cabling import cabling_map
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric import judge_fabric_consistency
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import ib_cabling_map, judge_ib_cabling
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import (ib_cabling_map, judge_ib_cabling,
+                                                                                   judge_ib_switch_links)
+from ansible_collections.zhisuan.ops.plugins.module_utils._net import ibnetdiscover
 from ansible_collections.zhisuan.ops.plugins.module_utils._net.iblinkinfo import fabric_facts
 
 
@@ -31,15 +33,17 @@ def load_plan(path):
     return plan
 
 
-def load_fabric_view(path):
-    """The ``ib_fabric`` facts from an ``iblinkinfo`` output file on the controller; read errors are kept."""
+def load_fabric_view(path, tool="iblinkinfo"):
+    """The ``ib_fabric`` facts from an ``iblinkinfo`` (or, with ``tool="ibnetdiscover"``, an ``ibnetdiscover``,
+    full or ``-p``) output file on the controller (a file a customer sent); read errors are kept."""
+    reader = ibnetdiscover.fabric_facts if tool == "ibnetdiscover" else fabric_facts
     try:
         with open(path) as handle:
             text = handle.read()
     except (IOError, OSError) as exc:
-        return {"links": [], "error": "iblinkinfo: cannot read %s: %s" % (path, exc)}
+        return {"tool": tool, "links": [], "error": "%s: cannot read %s: %s" % (tool, path, exc)}
     try:
-        facts = fabric_facts(text)
+        facts = reader(text)
     except ZhisuanError as exc:
         return {"links": [], "error": "%s (file %s)" % (exc.message, path)}
     facts["error"] = None
@@ -47,11 +51,13 @@ def load_fabric_view(path):
 
 
 def fabric_view(facts):
-    """The first ``ib_fabric`` found in the hosts' net facts (the view is global: one node collects it), or None."""
-    for host in sorted(facts):
-        view = facts[host].get("ib_fabric")
-        if isinstance(view, dict):
-            return view
+    """The first subnet view (``ib_subnet``, ibnetdiscover) found in the hosts' net facts, else the first
+    ``ib_fabric`` (iblinkinfo) (the view is global: one node collects it), or None."""
+    for key in ("ib_subnet", "ib_fabric"):
+        for host in sorted(facts):
+            view = facts[host].get(key)
+            if isinstance(view, dict):
+                return view
     return None
 
 
@@ -59,7 +65,7 @@ class ActionModule(ActionBase):
     """Fabric consistency across the play's hosts, on the controller: reads each host's net facts from hostvars."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan", "iblinkinfo"))
+    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan", "iblinkinfo", "ibnetdiscover"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -69,6 +75,7 @@ class ActionModule(ActionBase):
             facts_var=dict(type="str", default="check_net_facts"),
             plan=dict(type="path"),
             iblinkinfo=dict(type="path"),
+            ibnetdiscover=dict(type="path"),
         ))
         task_vars = task_vars or {}
         hosts = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts_all") or []
@@ -81,9 +88,15 @@ class ActionModule(ActionBase):
         plan = load_plan(args["plan"])
         cluster_checks, host_checks = judge_fabric_consistency(facts, plan)
         data = {"fabric": {"cabling": cabling_map(facts, plan)}} if plan.get("links") else {}
-        view = load_fabric_view(args["iblinkinfo"]) if args["iblinkinfo"] else fabric_view(facts)
+        if args["ibnetdiscover"]:
+            view = load_fabric_view(args["ibnetdiscover"], tool="ibnetdiscover")
+        elif args["iblinkinfo"]:
+            view = load_fabric_view(args["iblinkinfo"])
+        else:
+            view = fabric_view(facts)
         for host, checks in sorted(judge_ib_cabling(view, plan).items()):
             host_checks.setdefault(host, []).extend(checks)
+        cluster_checks.extend(judge_ib_switch_links(view, plan))
         if view is not None and plan.get("links"):
             data["fabric"]["cabling"]["links"].extend(ib_cabling_map(view, plan))
         result.update(changed=False, cluster_checks=cluster_checks, host_checks=host_checks, cluster_data=data)

@@ -24,6 +24,11 @@ description:
   - With InfiniBand links in the plan (C(port) like V(mlx5_0/1)) and the fabric's own view (C(ib_fabric) of one
     node's M(zhisuan.ops.net_info) with C(iblinkinfo_path), or O(iblinkinfo)), per node C(cabling.ib.HCA_PORT.neighbor)
     checks that each HCA port reaches the planned switch and port.
+  - The subnet's view (C(ib_subnet) of one node's M(zhisuan.ops.net_info) with C(ibnetdiscover_path), or
+    O(ibnetdiscover)) is taken before the C(iblinkinfo) view. With it, per node also C(cabling.ib.HCA_PORT.rate)
+    (the link's width and speed against the plan's C(rate), or the fabric's most common), and cluster checks
+    C(cabling.ib.isl.neighbor) (each of the plan's C(ib_switch_links) present as planned) and
+    C(cabling.ib.isl.rate) (every switch-to-switch link at the planned rate).
   - Per node, C(nic.numa.alignment) checks that each rail NIC shares a NUMA node with a GPU.
   - With a cabling plan it returns the cluster cabling map (C(fabric.cabling) in RV(cluster_data)).
 extends_documentation_fragment:
@@ -55,6 +60,12 @@ options:
     description:
       - An C(iblinkinfo) output file on the controller, judged against the plan's InfiniBand links instead of the
         C(ib_fabric) a node collected.
+    type: path
+  ibnetdiscover:
+    description:
+      - An C(ibnetdiscover) output file on the controller (the topology file or the C(-p) ports report, for
+        example one a customer sent), judged against the plan's InfiniBand links instead of the view a node
+        collected. Taken before O(iblinkinfo) when both are given.
     type: path
 notes:
   - Run it with C(run_once) after every host has set its facts variable.

@@ -75,6 +75,13 @@ options:
         (every HCA port with the switch and port it reaches) is in RV(net.ib_fabric). The view is global, so set it on
         one node of a fabric only (M(zhisuan.ops.fabric_consistency) judges it against the cabling plan).
     type: str
+  ibnetdiscover_path:
+    description:
+      - The C(ibnetdiscover) program (infiniband-diags). When set, the subnet's view of every link (each HCA port
+        with the switch and port it reaches, and the switch-to-switch links, each with its width and speed) is in
+        RV(net.ib_subnet). The view is the subnet's, so set it on one node per fabric that sees the subnet
+        (M(zhisuan.ops.fabric_consistency) judges it against the cabling plan, before the C(iblinkinfo) view).
+    type: str
   lldpctl_path:
     description:
       - The C(lldpctl) (or C(lldpcli)) program (C(zhisuan_tools.lldpctl)). Empty skips LLDP.
@@ -178,6 +185,13 @@ net:
         - C(links) (C(host), C(hca), C(port), C(switch), C(switch_guid), C(switch_port), C(state), C(phys_state),
           C(up), C(source)) and C(error) (why iblinkinfo could not be read, else V(null)).
       type: dict
+    ib_subnet:
+      description:
+        - The InfiniBand subnet's view of every link (C(ibnetdiscover)), V(null) without O(ibnetdiscover_path).
+        - C(links) as in RV(net.ib_fabric) plus C(width) (lanes) and C(speed) (V(EDR), V(HDR), ...), C(switch_links)
+          (C(switch), C(port), C(peer), C(peer_port), C(width), C(speed)), C(partial) (the output was cut short or
+          elided), C(warnings) (the lines not read) and C(error) (why ibnetdiscover could not be read, else V(null)).
+      type: dict
     counter_window:
       description: Seconds between the two counter readings.
       type: int
@@ -198,6 +212,7 @@ def main():
         ibstat_path=dict(type="str", default="ibstat"),
         mlnx_qos_path=dict(type="str"),
         iblinkinfo_path=dict(type="str"),
+        ibnetdiscover_path=dict(type="str"),
         lldpctl_path=dict(type="str"),
         lldp_socket=dict(type="str"),
         link_flaps=dict(type="bool", default=True),

@@ -39,7 +39,7 @@ KNOWN_TOOLS = frozenset((
     "nvidia_smi", "dcgmi", "gpu_burn", "journalctl", "dmesg", "lspci", "ofed_info", "nv_fabricmanager", "ipmitool",
     "ethtool", "ip", "ibstat", "ibv_devinfo", "ib_write_bw", "ib_write_lat", "mlnx_qos", "lldpctl", "lldpcli",
     "all_reduce_perf", "all_gather_perf", "mpirun", "fio", "scontrol", "sinfo", "squeue", "kubectl", "nvbandwidth",
-    "iblinkinfo",
+    "iblinkinfo", "ibnetdiscover", "bandwidthTest",
 ))
 # Tools an empty path turns off rather than misconfigures: the kernel log is read from whichever source is left.
 OFF_WHEN_EMPTY = ("journalctl", "dmesg")

@@ -20,7 +20,8 @@ import os
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._net import ecn, ethtool, ib, iblinkinfo, iplink, linkflap, lldp, qos
+from ansible_collections.zhisuan.ops.plugins.module_utils._net import (ecn, ethtool, ib, iblinkinfo, ibnetdiscover, iplink,
+                                                                       linkflap, lldp, qos)
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import first_line, run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import to_int
 
@@ -194,6 +195,21 @@ def collect_ib_fabric(params, warn=None):
         return {"links": [], "error": exc.message}
 
 
+def collect_ib_subnet(params, warn=None):
+    """The subnet's view of every link (``ibnetdiscover``), or None without ``ibnetdiscover_path``; errors are
+    kept, an output read in part keeps what was read (``partial``, ``warnings``)."""
+    path = params.get("ibnetdiscover_path")
+    if not path:
+        return None
+    try:
+        result = run([path], timeout=params["timeout"], tool="ibnetdiscover")
+        facts = ibnetdiscover.fabric_facts(result.stdout, warn=warn)
+        facts["error"] = None
+        return facts
+    except ZhisuanError as exc:
+        return {"tool": "ibnetdiscover", "links": [], "switch_links": [], "error": exc.message}
+
+
 def collect_kernel_log(params):
     """``(kernel log text or None, error or None)``: journalctl -k, falling back to dmesg."""
     errors = []
@@ -257,5 +273,6 @@ def collect_net_facts(module):
         "link_flaps_error": log_error,
         "gpu_numa": gpu_numa_nodes(params["root"]),
         "ib_fabric": collect_ib_fabric(params, warn=warn),
+        "ib_subnet": collect_ib_subnet(params, warn=warn),
         "counter_window": window,
     }}
