@@ -167,6 +167,11 @@ xid:
     outside_window:
       description: Events dropped because their time is before O(since) (C(dmesg) and O(src) only).
       type: int
+    xid_lines_dropped:
+      description:
+        - Xid lines read but not kept: the log is read as a stream and at most 4000 Xid lines are kept (the first
+          2000 and the last 2000), so an Xid storm costs the node bounded memory. V(0) when all were kept.
+      type: int
     command:
       description: The command that ran, V(null) for O(src).
       type: list

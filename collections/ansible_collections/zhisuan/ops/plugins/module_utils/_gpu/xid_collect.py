@@ -14,6 +14,11 @@ return its ``NVRM: Xid`` events.
 * dmesg: ``dmesg --decode --time-format=iso`` (the ring buffer: this boot only, and only as far back as it holds);
   the window is applied here to the parsed times.
 * a saved file (``src``): any form ``_gpu.xid`` reads; the window is applied only when ``since`` is given.
+
+Every form is read as a stream through ``xid.LogFilter``: only the ``NVRM: Xid`` lines are held (a bounded number),
+so a kernel-log storm of unrelated lines costs the node counters, not memory; one line longer than the output cap
+(``max_output``, by default journalctl's or dmesg's in ``_runner.MAX_OUTPUT_MIB``) stops the read with
+``ToolOutputTooLarge``.
 """
 
 from __future__ import annotations
@@ -21,9 +26,15 @@ from __future__ import annotations
 import re
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolFailed, ToolNotFound, ToolTimeout
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
+    OptionError,
+    ToolFailed,
+    ToolNotFound,
+    ToolOutputTooLarge,
+    ToolTimeout,
+)
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import xid
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import output_limit, run, tool_failed
 
 # The options of zhisuan.ops.xid_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for xid.
 XID_INFO_ARGSPEC = dict(
@@ -96,6 +107,34 @@ def read_saved(path):
         raise ToolNotFound("kernel log", "cannot read saved log %s: %s" % (path, exc.strerror or exc))
 
 
+def stream_saved(path, on_line, limit=None):
+    """Feed a saved kernel log to ``on_line`` line by line (as the runner streams a program's output). Raises
+    ToolNotFound naming the file, ToolOutputTooLarge for a line longer than ``limit`` bytes (default: journalctl's
+    cap)."""
+    limit = output_limit("journalctl") if limit is None else limit
+    try:
+        with open(path, "rb") as handle:
+            pending = bytearray()
+            while True:
+                chunk = handle.read(65536)
+                if not chunk:
+                    break
+                pending += chunk
+                end = pending.rfind(b"\n")
+                if end >= 0:
+                    block = bytes(pending[:end])
+                    del pending[:end + 1]
+                    for line in block.split(b"\n"):
+                        on_line(line.decode("utf-8", "replace"))
+                if len(pending) > limit:
+                    raise ToolOutputTooLarge("kernel log", "saved log %s has a line over %d bytes" % (path, limit),
+                                             limit=limit)
+            if pending:
+                on_line(bytes(pending).decode("utf-8", "replace"))
+    except (IOError, OSError) as exc:
+        raise ToolNotFound("kernel log", "cannot read saved log %s: %s" % (path, exc.strerror or exc))
+
+
 def _window(parsed, cutoff):
     """Drop events that carry a time before ``cutoff``; events without a wall-clock time are kept."""
     if cutoff is None:
@@ -110,17 +149,17 @@ def _window(parsed, cutoff):
     return kept, dropped
 
 
-def run_journalctl(path, since, timeout):
+def run_journalctl(path, since, timeout, on_line=None, max_output=None):
     argv = [path] + list(JOURNALCTL_ARGS) + (["--since=%s" % since] if since else [])
-    result = run(argv, timeout=timeout, tool="journalctl")
+    result = run(argv, timeout=timeout, tool="journalctl", on_line=on_line, max_output=max_output)
     for hint in NO_JOURNAL_HINTS:
         if hint in result.stderr:
             raise tool_failed(result, "journalctl", "shows no kernel messages: %s" % result.stderr.strip().splitlines()[0])
     return result
 
 
-def run_dmesg(path, timeout):
-    return run([path] + list(DMESG_ARGS), timeout=timeout, tool="dmesg")
+def run_dmesg(path, timeout, on_line=None, max_output=None):
+    return run([path] + list(DMESG_ARGS), timeout=timeout, tool="dmesg", on_line=on_line, max_output=max_output)
 
 
 def collect_xid_facts(module):
@@ -135,22 +174,25 @@ def collect_xid_facts(module):
         raise OptionError("since", str(exc)) from exc
     fallback = None
     command = None
+    log = xid.LogFilter()
     if params["src"]:
-        used, text = "file", read_saved(params["src"])
+        used = "file"
+        stream_saved(params["src"], log.feed)
     else:
         used = None
         if source in ("auto", "journalctl"):
             try:
-                result = run_journalctl(params["journalctl_path"], since, params["timeout"])
-                used, text, command, cutoff = "journalctl", result.stdout, result.argv, None
-            except (ToolNotFound, ToolFailed, ToolTimeout) as exc:
+                result = run_journalctl(params["journalctl_path"], since, params["timeout"], on_line=log.feed)
+                used, command, cutoff = "journalctl", result.argv, None
+            except (ToolNotFound, ToolFailed, ToolTimeout, ToolOutputTooLarge) as exc:
                 if source == "journalctl":
                     raise
                 fallback = exc.message
+                log = xid.LogFilter()
         if used is None:
-            result = run_dmesg(params["dmesg_path"], params["timeout"])
-            used, text, command = "dmesg", result.stdout, result.argv
-    parsed = xid.parse(text, warn=module.warn)
+            result = run_dmesg(params["dmesg_path"], params["timeout"], on_line=log.feed)
+            used, command = "dmesg", result.argv
+    parsed = log.facts(warn=module.warn)
     events, dropped = _window(parsed, cutoff)
     return {"xid": {
         "source": used,
@@ -159,7 +201,9 @@ def collect_xid_facts(module):
         "events": events,
         "unparsed": parsed["unparsed"],
         "outside_window": dropped,
+        "xid_lines_dropped": parsed["xid_lines_dropped"],
         "command": command,
         "fallback": fallback,
-        **xid.log_shape(text),
+        "kernel_lines": parsed["kernel_lines"],
+        "no_entries": parsed["no_entries"],
     }}
