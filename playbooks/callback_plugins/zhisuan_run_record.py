@@ -21,6 +21,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_record import (
     REPORT_ACTIONS,
     RESULTS_ACTIONS,
     RunRecorder,
+    stop_on_signals,
 )
 
 DOCUMENTATION = r"""
@@ -30,6 +31,8 @@ short_description: Write a partial results.json and report when a zhisuan.ops ru
 description:
   - Mirrors the results role's facts in the controller's main process; when the run ends or is interrupted before
     zhisuan.ops.results wrote the record, writes results.json marked partial from what was judged, and the report.
+  - SIGTERM (AWX's cancel, a job timeout, a container stop) and SIGHUP stop the run the way Ctrl-C does (its
+    workers and their node-side tools stopped, the partial record and report written); it exits 143 or 129.
 """
 
 
@@ -47,12 +50,20 @@ class CallbackModule(CallbackBase):
         previous = signal.getsignal(signal.SIGINT)
 
         def on_sigint(signum, frame):
-            self._interrupted = "the run was interrupted (SIGINT) before its record was written"
+            self._interrupted = self._interrupted or "the run was interrupted (SIGINT) before its record was written"
             if callable(previous):
                 return previous(signum, frame)
             raise KeyboardInterrupt()
 
         signal.signal(signal.SIGINT, on_sigint)
+
+        def on_stop(signum):
+            self._interrupted = ("the run was stopped (%s: a cancel, a timeout or a hang-up) before its record was "
+                                 "written" % signal.Signals(signum).name)
+
+        # SIGTERM and SIGHUP take the SIGINT road above (workers stopped, the run unwound, the record written at
+        # exit); the run exits 128 + the signal's number
+        stop_on_signals(on_stop)
 
     def v2_runner_on_ok(self, result):
         action = getattr(result._task, "resolved_action", None) or result._task.action

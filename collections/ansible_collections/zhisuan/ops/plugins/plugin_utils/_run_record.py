@@ -9,7 +9,8 @@
 
 The ``results`` role keeps each node's checks in host facts (``set_fact``), and the record play writes them once
 (``zhisuan.ops.results``). When the run never reaches that write - every node failed and Ansible skipped the
-remaining plays, or the run was interrupted (Ctrl-C / SIGINT) - those facts die with the process. A callback in the
+remaining plays, or the run was interrupted (Ctrl-C / SIGINT) or stopped (SIGTERM, SIGHUP: ``stop_on_signals``) -
+those facts die with the process. A callback in the
 main process (``playbooks/callback_plugins/zhisuan_run_record.py``) feeds every ``set_fact`` result of the results
 role, and the node records ``zhisuan.ops.check`` keeps as host facts, to a RunRecorder, which mirrors the run (its
 id, directory, kind, families) and each node's checks as they are kept, and, when the run ends or is interrupted
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import signal
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
@@ -48,6 +50,42 @@ _RUN_KEYS = {
 _HOST_KEYS = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable")
 RESULTS_ACTIONS = ("zhisuan.ops.results", "results")
 REPORT_ACTIONS = ("zhisuan.ops.report", "report")
+
+
+# what a scheduler sends to stop a run: AWX's cancel, a job timeout and a container stop (SIGTERM), a closed terminal or
+# dropped SSH session to the controller (SIGHUP); Ctrl-C (SIGINT) is Ansible's own interrupt
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_on_signals(note, signals=STOP_SIGNALS):
+    """Make SIGTERM and SIGHUP stop the run the way Ctrl-C does, so that its record and report are written.
+
+    Ansible's CLI turns SIGINT into KeyboardInterrupt: the task queue manager's handler first passes the signal to
+    every worker (each kills its process group: the connection and the module, which kills its tools), then the run
+    unwinds and exits. For SIGTERM it passes the signal and kills itself with it (no atexit, nothing written); SIGHUP
+    has no handler and kills only the main process (the workers, in sessions of their own, run on). The handler
+    installed here calls ``note(signum)``, then the SIGINT handler in place (Ansible's, through any chained on it),
+    and ends the run with ``SystemExit(128 + signum)``: the exit code a shell reports for a run killed by the signal
+    (143, 129), a failure. A second signal while the run stops is ignored, so the record being written is not cut
+    off (SIGKILL still ends it). Call it after Ansible set its handlers (a callback's ``__init__``)."""
+    stopping = []
+
+    def on_stop(signum, frame):
+        if stopping:
+            return
+        stopping.append(signum)
+        note(signum)
+        interrupt = signal.getsignal(signal.SIGINT)
+        if callable(interrupt):
+            try:
+                interrupt(signal.SIGINT, frame)
+            except KeyboardInterrupt:
+                pass
+        raise SystemExit(128 + signum)
+
+    for signum in signals:
+        signal.signal(signum, on_stop)
+    return on_stop
 
 
 def render_report(path):
