@@ -20,7 +20,15 @@ came from):
   error`` / ``unhandled cuda error`` / ``invalid usage`` -> ``nccl_error`` with its class (system, internal, remote,
   cuda, usage);
 * ``CUDA error: <text>`` -> ``cuda_error``; an uncorrectable ECC error -> ``ecc``; ``CUDA out of memory`` -> ``oom``;
-  ``Xid`` in a CUDA error text -> ``xid``.
+  ``Xid`` in a CUDA error text -> ``xid``;
+* a CUDA out of memory NCCL reports (``NCCL WARN Cuda failure 'out of memory'``, ``NCCL WARN Failed to CUDA calloc
+  N bytes``, ``unhandled cuda error ... Cuda failure 'out of memory'``) -> ``oom`` with the host that printed it (not
+  an NCCL warning: the job's memory, not the node);
+* NCCL's RAS report (NCCL 2.24+, ``ncclras`` or the job's own output): ``The outlier node:`` / ``Node <addr>
+  running processes <pids>`` -> ``ras_outlier``; in an ``INCOMPLETE`` / ``MISMATCH`` block (``#0-0 (hash) STATUS``
+  or the job-level ``INCOMPLETE``), ``Rank N -- GPU g managed by process p on node <addr>`` -> ``ras_rank`` and
+  ``Process p on node <addr> managing GPU g`` -> ``ras_process``, each with the block's status; a communicator
+  group row whose ``Errors`` column is not ``OK`` -> ``ras_group``.
 
 ``parse_log(text)`` returns ``{"lines": n, "events": [...], "ranks": [...], "hosts": [...], "peers": [...]}``.
 Every event is ``{kind, line (1-based), text (the line, clipped), rank, host, peer, ...}``; a line matches at most one
@@ -73,7 +81,20 @@ _NCCL_CLASS = {"unhandled system error": "system", "internal error": "internal",
 NCCL_RESULT = {1: "cuda", 2: "system", 3: "internal", 4: "usage", 5: "usage", 6: "remote", 7: "in_progress"}
 _RET = re.compile(r"(?:-> |retcode )(?P<code>\d)\b")
 _CUDA_ERROR = re.compile(r"CUDA error: (?P<what>[^\n.]+)")
-_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError")
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Cuda failure (?:\d+ )?'out of memory'")
+# NCCL's own words for a CUDA allocation that failed (include/alloc.h): the job's memory, not an NCCL fault
+_NCCL_OOM = re.compile(r"Cuda failure (?:\d+ )?'out of memory'|Failed to CUDA [cm]alloc|cudaErrorMemoryAllocation")
+# NCCL RAS report (src/ras/client_support.cc): the lines that name a process, a rank or a node
+_RAS_OUTLIER_HEAD = re.compile(r"^\s*The outlier nodes?:\s*$")
+_RAS_NODE = re.compile(r"^\s+Node (?P<host>\S+) running process(?:es)? (?P<pids>[\d,]+)\s*$")
+_RAS_BLOCK = re.compile(r"^\s*#(?P<group>\d+)-(?P<comm>\d+) \((?P<hash>[0-9a-fA-F]+)\) (?P<status>[A-Z][A-Z_,]*)\s*$")
+_RAS_TOP = re.compile(r"^(?P<status>INCOMPLETE|MISMATCH|ERROR|TIMEOUT)\s*$")
+_RAS_RANK = re.compile(r"^\s+Rank (?P<rank>\d+) -- GPU (?P<gpu>\d+) managed by process (?P<pid>\d+) on node "
+                       r"(?P<host>\S+)\s*$")
+_RAS_PROCESS = re.compile(r"^\s+Process (?P<pid>\d+) on node (?P<host>\S+) managing GPUs? (?P<gpu>[\d,]+)\s*$")
+_RAS_GROUP = re.compile(r"^\s*(?P<group>\d+)(?:\s+\d+){5}\s+(?P<state>[A-Z]+)\s+(?P<errors>[A-Z][A-Z_,]*)\s*$")
+_RAS_DETAIL = re.compile(r"^\s+(?P<detail>Missing communicator data from .*|Communicator ranks have .*|"
+                         r"\d+ ranks? ha(?:s|ve) .*)$")
 _ECC = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
 _XID = re.compile(r"\bXid\b[^0-9]*(?P<code>\d+)", re.IGNORECASE)
 _ADDR_PEER = re.compile(r"(?:Connect to|from|peer) (?P<peer>[0-9A-Fa-f:.%\w-]+?)<(?P<port>\d+)>")
@@ -110,6 +131,10 @@ def classify_line(line):
     nccl = _NCCL_LINE.match(line)
     if nccl:
         msg = nccl.group("msg")
+        if nccl.group("level") != "INFO" and _NCCL_OOM.search(msg):
+            return {"kind": "oom", "rank": rank, "gpu": None, "host": nccl.group("host"),
+                    "device": _int(nccl.group("dev")), "source": nccl.group("src"),
+                    "thread": "%s:%s:%s" % (nccl.group("host"), nccl.group("pid"), nccl.group("tid"))}
         ib = _IB_COMPLETION.search(msg)
         if ib:
             status = _int(ib.group("err") or ib.group("st"))
@@ -128,6 +153,8 @@ def classify_line(line):
                 "source": nccl.group("src"), "message": _clip(msg), "peer": peer.group("peer") if peer else None,
                 "error_class": NCCL_RESULT.get(_int(ret.group("code"))) if ret else None}
     error = _NCCL_ERROR.search(line)
+    if error and _NCCL_OOM.search(line):
+        return {"kind": "oom", "rank": rank, "gpu": None}
     if error:
         event = {"kind": "nccl_error", "rank": rank, "error_class": _NCCL_CLASS.get(error.group("what").lower(), "other")}
         ib = _IB_COMPLETION.search(line)
@@ -150,6 +177,65 @@ def classify_line(line):
     return None
 
 
+class _Ras(object):
+    """The context of a RAS report's lines: which block (and its status) a ``Rank``/``Process`` line belongs to."""
+
+    def __init__(self):
+        self.status = None
+        self.block = None
+        self.outlier = False
+        self.detail = None
+
+    def classify(self, line):
+        """The RAS event of a line, or None (and the context updated). Pure on the line and the context."""
+        if not line.strip():
+            self.outlier = False
+            self.status = self.block = self.detail = None
+            return None
+        if _RAS_OUTLIER_HEAD.match(line):
+            self.outlier = True
+            return None
+        if self.outlier:
+            node = _RAS_NODE.match(line)
+            if node:
+                return {"kind": "ras_outlier", "host": node.group("host"),
+                        "pids": [int(p) for p in node.group("pids").split(",") if p.isdigit() and len(p) < 12]}
+            self.outlier = False
+        block = _RAS_BLOCK.match(line)
+        if block:
+            self.status, self.block, self.detail = block.group("status"), "#%s-%s" % (
+                block.group("group"), block.group("comm")), None
+            return None
+        top = _RAS_TOP.match(line)
+        if top:
+            self.status, self.block, self.detail = top.group("status"), "job", None
+            return None
+        group = _RAS_GROUP.match(line)
+        if group:
+            errors = [e for e in group.group("errors").split(",") if e]
+            if errors and errors != ["OK"]:
+                return {"kind": "ras_group", "group": _int(group.group("group")), "state": group.group("state"),
+                        "errors": errors}
+            return None
+        if self.status is None:
+            return None
+        detail = _RAS_DETAIL.match(line)
+        if detail:
+            self.detail = detail.group("detail")[:200] if self.detail is None else self.detail
+            return None
+        rank = _RAS_RANK.match(line)
+        if rank:
+            return {"kind": "ras_rank", "rank": _int(rank.group("rank")), "gpu": _int(rank.group("gpu")),
+                    "pid": _int(rank.group("pid")), "host": rank.group("host"), "status": self.status,
+                    "block": self.block, "detail": self.detail}
+        process = _RAS_PROCESS.match(line)
+        if process:
+            return {"kind": "ras_process", "pid": _int(process.group("pid")), "host": process.group("host"),
+                    "gpu": _int(process.group("gpu").split(",")[0]), "status": self.status, "block": self.block,
+                    "detail": self.detail}
+        return None
+
+
 def parse_log(text):
     """A job's log text -> ``{lines, events, ranks, hosts, peers, truncated}`` (events in log order, at most
     MAX_EVENTS; ``truncated`` counts those left out)."""
@@ -158,16 +244,18 @@ def parse_log(text):
     truncated = 0
     lines = text.splitlines()
     last_warn = {}
+    ras = _Ras()
     for number, line in enumerate(lines, 1):
-        event = classify_line(line)
+        event = ras.classify(line) or classify_line(line)
         if event is None:
             continue
         if event["kind"] == "_result":
             warn = last_warn.pop(event["thread"], None)
-            if warn is not None and warn.get("error_class") is None:
+            if warn is not None and warn.get("error_class") is None and warn["kind"] != "oom":
                 warn["error_class"] = NCCL_RESULT.get(event["code"])
             continue
-        if event["kind"] in ("nccl_warn", "ib_completion"):
+        if event["kind"] in ("nccl_warn", "ib_completion") or (event["kind"] == "oom" and event.get("thread")):
+            # the result code after a WARN belongs to that WARN (an OOM's '-> 1' is the OOM's, not the next WARN's)
             last_warn[event.get("thread") or event.get("host")] = event
         if len(events) >= MAX_EVENTS:
             truncated += 1
