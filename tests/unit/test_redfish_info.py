@@ -105,7 +105,7 @@ def test_gb200(capsys):
                             "drives": None, "power_supplies": 0, "fans": 0, "sensors": None}
     assert facts["chassis"][0]["model"] == "GB200 NVL"
     assert facts["gpus"] == [{"id": "GPU_0", "model": None, "serial": None, "uuid": None, "firmware_version": None,
-                              "health": "OK", "source": "processor"}]
+                              "health": "OK", "source": "processor", "system": "System_0", "location": "GPU_0"}]
     assert {"resource": "/redfish/v1/Systems/HGX_Baseboard_0/Processors",
             "error": "HTTP 404 for 5 of 6 members: CPU_0, CPU_1, GPU_1, GPU_2, GPU_3"} in facts["errors"]
     assert PASSWORD not in text and bmc.tokens[0] not in text
@@ -136,7 +136,8 @@ def test_dell_r750(capsys):
     assert shape(facts) == {"chassis": 1, "processors": 2, "gpus": 1, "memory": None, "pcie_devices": None, "nics": None,
                             "drives": None, "power_supplies": 2, "fans": 6, "sensors": 61}
     assert facts["gpus"] == [{"id": "Video.Slot.2-1", "model": "NVIDIA H100 PCIe", "serial": "1654422007043", "uuid": None,
-                              "firmware_version": None, "health": "OK", "source": "processor"}]
+                              "firmware_version": None, "health": "OK", "source": "processor",
+                              "system": "System.Embedded.1", "location": None}]
     assert facts["power_supplies"][1] == {
         "id": "PS2_Status", "name": "PS2 Status", "model": "PWR SPLY,2400W,RDNT,ARTESYN", "serial": "PHARP0016L008W",
         "firmware_version": "00.2A.2B", "capacity_watts": 2400.0, "input_watts": 309.5, "output_watts": 279.0,

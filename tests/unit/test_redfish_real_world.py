@@ -300,7 +300,8 @@ def test_an_unreadable_host_system_still_gives_gpus_and_health_from_the_chassis_
     assert facts["system_readable"] is False
     assert facts["system"]["serial"] is None and facts["system"]["power_state"] is None
     assert facts["system"]["health"] == "OK"  # the chassis' health
-    assert [(gpu["id"], gpu["source"], gpu["health"]) for gpu in facts["gpus"]] == [("GPU_SXM_1", "pcie_device", "OK")]
+    # the GPU chassis links its processor (Links.Processors), which reads though its system does not
+    assert [(gpu["id"], gpu["source"], gpu["health"]) for gpu in facts["gpus"]] == [("GPU_SXM_1", "processor", "OK")]
     assert facts["power_supplies"] and facts["fans"] and facts["sensors"]
     checks = judge_bmc("dgx01", facts, expected={"gpu_count": 8})
     found = statuses(checks)

@@ -22,6 +22,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bandwidt
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import baseline as baseline_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import bios_names as vendor_bios_names
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bmc as bmc_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _firmware_classes as firmware_classes
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning as tuning_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as dcgm_rules
@@ -145,7 +146,8 @@ def _facts_only(summarize):
 
 def _bmc_rules(host, facts, ctx):
     return None, bmc_rules.judge_bmc(host, facts, expected=ctx.expected, thresholds=ctx.thresholds,
-                                     log=ctx.extra.get("log"), since=ctx.extra.get("since"))
+                                     log=ctx.extra.get("log"), since=ctx.extra.get("since"),
+                                     log_errors=ctx.extra.get("log_errors"))
 
 
 def _bmc_summary(facts, profile, ctx):
@@ -153,7 +155,9 @@ def _bmc_summary(facts, profile, ctx):
 
 
 def _versions(facts, ctx):
-    return baseline_rules.gather_versions(firmware=facts, gpu_facts=ctx.gpu_facts, software=ctx.extra.get("software"))
+    return baseline_rules.gather_versions(firmware=facts, gpu_facts=ctx.gpu_facts, software=ctx.extra.get("software"),
+                                          bmc=ctx.extra.get("bmc"), classes=ctx.extra.get("firmware_table"),
+                                          vendor=ctx.extra.get("vendor") or (ctx.extra.get("bmc") or {}).get("vendor"))
 
 
 def _baseline_rules(host, facts, ctx):
@@ -280,6 +284,23 @@ def shipped_bios_names(vendor):
     return vendor_bios_names(table, vendor)
 
 
+# What firmware inventory items are (data/firmware_classes.yml), shipped with the collection.
+FIRMWARE_TABLE = os.path.join(os.path.dirname(__file__), "..", "..", "data", "firmware_classes.yml")
+_FIRMWARE_CACHE = {}
+
+
+def firmware_table(site=None):
+    """The compiled firmware classification table, a site's rules (``zhisuan_firmware_classes``) in front; the
+    shipped file is read once per process. Raises ValueError naming the file or variable that is wrong."""
+    if None not in _FIRMWARE_CACHE:
+        try:
+            with open(FIRMWARE_TABLE) as handle:
+                _FIRMWARE_CACHE[None] = safe_load(handle)
+        except (IOError, OSError, yaml.YAMLError) as exc:
+            raise ValueError("cannot read the firmware classification table %s: %s" % (FIRMWARE_TABLE, exc))
+    return firmware_classes.compile_table(_FIRMWARE_CACHE[None], site=site or None)
+
+
 def judge_family(family, host, collected, profile=None, profile_overrides=None, profiles_dir=None, expected=None,
                  thresholds=None, gpu_facts=None, xid_catalog_overrides=None, context=None,
                  bios_names=shipped_bios_names):
@@ -297,6 +318,8 @@ def judge_family(family, host, collected, profile=None, profile_overrides=None, 
         if profile_name is None:
             raise ValueError("unknown GPU profile %r (known: %s)" % (profile, ", ".join(sorted(profiles))))
     extra = dict(context or {})
+    if family == "baseline":
+        extra["firmware_table"] = firmware_table(extra.get("firmware_classes"))
     if family == "baseline" and extra.get("bios_expected") and bios_names is not None:
         extra["bios_names"] = bios_names(extra.get("vendor"))
     if family == "xid":

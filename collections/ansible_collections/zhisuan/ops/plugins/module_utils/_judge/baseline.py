@@ -25,17 +25,19 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _firmware_classes
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import version_matches
 
 FIRMWARE_KEYS = {"bios": "bios", "bmc": "bmc", "cpld": "cpld", "gpu": "gpu_vbios", "nic": "nic_firmware",
-                 "psu": "psu_firmware", "drive": "drive_firmware"}
+                 "psu": "psu_firmware", "drive": "drive_firmware", "gpu_baseboard": "gpu_baseboard",
+                 "pcie_switch": "pcie_switch"}
 SOFTWARE_KEYS = ("nccl", "ofed", "fabric_manager", "dcgm", "kernel")
 NAMES = {
     "bios": "BIOS", "bmc": "BMC firmware", "cpld": "CPLD firmware", "gpu_vbios": "GPU VBIOS",
     "nic_firmware": "NIC firmware", "psu_firmware": "PSU firmware", "drive_firmware": "drive firmware",
-    "driver": "NVIDIA driver", "cuda": "CUDA", "nccl": "NCCL", "ofed": "MLNX_OFED/DOCA-OFED",
+    "gpu_baseboard": "GPU baseboard firmware", "pcie_switch": "PCIe switch firmware", "driver": "NVIDIA driver", "cuda": "CUDA", "nccl": "NCCL", "ofed": "MLNX_OFED/DOCA-OFED",
     "fabric_manager": "Fabric Manager", "dcgm": "DCGM", "kernel": "kernel",
 }
 _ENABLED = frozenset(("enabled", "enable", "true", "on", "yes", "1"))
@@ -65,16 +67,46 @@ def _entries(value, key):
     return entries
 
 
-def gather_versions(firmware=None, gpu_facts=None, software=None):
-    """Versions from the BMC firmware inventory, the ``gpu`` facts and the ``host.software`` facts."""
+# Where each firmware key is looked for, for the error when it is found nowhere.
+LOOKED = {
+    "bios": "the BMC firmware inventory (items the firmware table classes as bios) and the ComputerSystem's BiosVersion",
+    "bmc": "the BMC firmware inventory (items classed as bmc) and the Manager's FirmwareVersion",
+}
+
+
+def _firmware_label(item, key):
+    return str(item.get("name") or item.get("id") or key)
+
+
+def gather_versions(firmware=None, gpu_facts=None, software=None, bmc=None, classes=None, vendor=None):
+    """Versions from the BMC firmware inventory, the ``gpu`` facts and the ``host.software`` facts.
+
+    With ``classes`` (``_firmware_classes.compile_table`` of data/firmware_classes.yml) each inventory item is
+    classed by the table (``vendor``'s rules first; pending, backup and other inactive images give no version),
+    else by the ``component`` the collector gave it. With the ``bmc`` facts, a BIOS or BMC version the inventory
+    does not give is read from ``system.bios_version`` (each of ``systems`` where the BMC has several) and
+    ``manager.firmware_version``."""
     versions = {}
     for item in items(firmware):
-        if not isinstance(item, dict) or not isinstance(item.get("component"), str):
+        if not isinstance(item, dict):
             continue
-        key = FIRMWARE_KEYS.get(item.get("component"))
+        if classes is not None:
+            component = _firmware_classes.classify(item, classes, vendor)
+        else:
+            component = item.get("component") if isinstance(item.get("component"), str) else None
+        key = FIRMWARE_KEYS.get(component)
         if key is None or not isinstance(item.get("version"), (str, int, float)) or item.get("version") == "":
             continue
-        versions.setdefault(key, []).append((str(item.get("name") or item.get("id") or key), str(item["version"])))
+        versions.setdefault(key, []).append((_firmware_label(item, key), str(item["version"])))
+    bmc = mapping(bmc)
+    if bmc and "bios" not in versions:
+        systems = [system for system in items(bmc.get("systems")) if isinstance(system, dict)] or [mapping(bmc.get("system"))]
+        found = [("System.BiosVersion" + (" (%s)" % system.get("id") if len(systems) > 1 else ""),
+                  text(system.get("bios_version"))) for system in systems if text(system.get("bios_version"))]
+        if found:
+            versions["bios"] = found
+    if bmc and "bmc" not in versions and text(mapping(bmc.get("manager")).get("firmware_version")):
+        versions["bmc"] = [("Manager.FirmwareVersion", text(mapping(bmc.get("manager")).get("firmware_version")))]
     gpu_facts = mapping(gpu_facts)
     gpus = [gpu for gpu in items(gpu_facts.get("gpus")) if isinstance(gpu, dict)]
     vbios = [("GPU %s" % gpu.get("index", position), text(gpu.get("vbios_version"))) for position, gpu in enumerate(gpus)
@@ -138,7 +170,8 @@ def judge_baseline(host, versions, baseline, thresholds=None):
             checks.append(make_check(check_id, host, "error", component=name, observed=None, expected=want,
                                      remedy="investigate",
                                      message="The %s version was not collected (not reported by the BMC, or its "
-                                             "collect task did not run), so it cannot be compared with %s" % (name, want)))
+                                             "collect task did not run), so it cannot be compared with %s%s"
+                                             % (name, want, "; looked in %s" % LOOKED[key] if key in LOOKED else "")))
             continue
         entries = _entries(versions[key], key)
         evidence = ", ".join("%s=%s" % (label, version or "not installed") for label, version in entries)

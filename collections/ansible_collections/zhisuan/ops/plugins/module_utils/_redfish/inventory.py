@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import transform_env as env
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.discovery import GPU_TYPES, discover_gpus
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect, last_segment
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
-    chassis_facts, drive_facts, firmware_facts, gpu_from_pcie_device, gpu_from_processor, health, link, manager_facts,
-    memory_facts, nic_facts, odata_id, pcie_device_facts, processor_facts, processor_type, state)
+    chassis_facts, drive_facts, firmware_facts, health, link, manager_facts, memory_facts, nic_facts, odata_id,
+    pcie_device_facts, processor_facts, processor_type, resource_id, state)
 
 
 def run_info(module):
@@ -57,14 +58,22 @@ def collect_bmc(service):
         value = read()
         found = ["%s (%s)" % item for item in service.unread[before:]]
         if found:
-            unreadable[key] = found
+            unreadable[key] = unreadable.get(key, []) + found
         return value
 
     processors = tracked("processors", lambda: _processors(service, system))
-    gpus = tracked("gpus", lambda: _gpus(service, processors))
+    memory = tracked("memory", lambda: _each(service.members(link(system, "Memory")), memory_facts))
+    pcie_devices = tracked("pcie_devices", lambda: _pcie_devices(service, system, chassis or []))
+    hosts = _host_systems(service, system)
+    primary_id = resource_id(system) if system is not None else None
+    others = [(item, tracked("processors", lambda item=item: service.members(link(item, "Processors"))))
+              for item in hosts if item is not system]
+    gpus = tracked("gpus", lambda: discover_gpus(
+        service, [(primary_id, processors)] + [(resource_id(item), found) for item, found in others], pcie_devices,
+        primary_id))
     # a processor member named as a CPU or FPGA that could not be read is not a missing GPU
     maybe_gpus = [text for text in unreadable.get("processors", []) if not _NOT_GPU.search(last_segment(text.split(" (")[0]))]
-    if gpus is None or all(gpu["source"] == "pcie_device" for gpu in gpus):
+    if gpus is None or not any(processor_type(item) in GPU_TYPES for item in processors or []):
         # GPUs from the Chassis side: the chassis that could not be read may hold the others
         maybe_gpus += ["%s (%s)" % item for item in chassis_unread if "/Chassis" in str(item[0])]
     unreadable["gpus"] = maybe_gpus + unreadable.get("gpus", [])
@@ -83,13 +92,13 @@ def collect_bmc(service):
         "system_readable": system is not None,
         "chassis": None if chassis is None else [chassis_facts(item) for item in chassis],
         "processors": None if processors is None else [processor_facts(item) for item in processors],
-        "gpus": gpus,
-        "memory": tracked("memory", lambda: _each(service.members(link(system, "Memory")), memory_facts)),
-        "pcie_devices": tracked("pcie_devices",
-                                lambda: _each(_pcie_devices(service, system, chassis or []), pcie_device_facts)),
+        "gpus": gpus if gpus is None or not others else [gpu for gpu in gpus if gpu.get("system") in (None, primary_id)],
+        "memory": memory,
+        "pcie_devices": _each(pcie_devices, pcie_device_facts),
         "nics": tracked("nics", lambda: _each(_gathered(service, chassis or [], "NetworkAdapters"), nic_facts)),
         "drives": tracked("drives", lambda: _each(_drives(service, system), drive_facts)),
     }
+    facts["systems"] = _systems_facts(service, system, system_facts, others, gpus, memory, tracked)
     facts.update(tracked("environment", lambda: environment(service, chassis or [])))
     if "environment" in unreadable:
         unreadable["power_supplies"] = unreadable.pop("environment")
@@ -101,6 +110,32 @@ def collect_bmc(service):
 
 
 _NOT_GPU = re.compile(r"CPU|FPGA|DIMM|NIC", re.IGNORECASE)
+
+
+def _host_systems(service, system):
+    """The primary system first, then every other ComputerSystem the adapter counts as a host."""
+    hosts = [item for item in service.adapter.host_systems(service.systems) if isinstance(item, dict)]
+    if system is None:
+        return hosts
+    return [system] + [item for item in hosts if odata_id(item) != odata_id(system)]
+
+
+def _systems_facts(service, system, system_facts, others, gpus, memory, tracked):
+    """``systems``: each host ComputerSystem of the BMC with its GPUs and DIMMs (docs/bmc-facts.md); the primary
+    first (its ``gpus``/``memory`` are the top-level ones)."""
+    adapter = service.adapter
+    found = []
+    if system is not None:
+        mine = [gpu for gpu in gpus or [] if gpu.get("system") in (None, system_facts["id"])] if gpus is not None else None
+        found.append(dict(system_facts, gpus=mine, memory=memory))
+    for item, processors in others:
+        ident = resource_id(item)
+        entry = adapter.system_facts(item)
+        entry["gpus"] = None if gpus is None and processors is None else [
+            gpu for gpu in gpus or [] if gpu.get("system") == ident]
+        entry["memory"] = tracked("memory", lambda item=item: _each(service.members(link(item, "Memory")), memory_facts))
+        found.append(entry)
+    return found
 
 
 def _worst(values):
@@ -134,16 +169,6 @@ def _joined(parts):
 def _processors(service, system):
     sources = [other for other in service.adapter.processor_systems(service.systems, system) if link(other, "Processors")]
     return _joined([service.members(link(other, "Processors")) for other in sources])
-
-
-def _gpus(service, processors):
-    gpus = [gpu_from_processor(item) for item in processors or [] if processor_type(item) == "GPU"]
-    if gpus:
-        return gpus
-    devices = service.adapter.gpu_pcie_devices(service)
-    if devices:
-        return [gpu_from_pcie_device(item) for item in devices]
-    return None if processors is None else []
 
 
 def _gathered(service, chassis, key):

@@ -11,8 +11,9 @@ Every vendor adapter subclasses ``GenericAdapter`` and overrides only the hooks 
 the hooks and never asks which vendor it talks to. Hooks:
 
 - ``matches(root, systems)``: whether this adapter fits the service (class method);
-- where things are: ``primary_system``, ``processor_systems`` (where GPUs are), ``gpu_pcie_devices``,
-  ``log_services`` (the SEL, vendor event logs, or all);
+- where things are: ``primary_system``, ``host_systems`` (every ComputerSystem that is a host), ``processor_systems``
+  (where GPUs are), ``gpu_pcie_devices``, ``oem_gpus`` (a vendor's own device list), ``log_services`` (the SEL,
+  vendor event logs, or all);
 - settings: ``bios_settings_uri``, ``bios_pending_uri``, ``bios_patch_body``, ``settings_headers``, ``boot_uri``;
 - power: ``reset_types`` (a power state → the ResetType values to POST, in order);
 - firmware and values: ``keep_firmware``, ``classify_firmware``, ``version``, ``system_facts``.
@@ -89,13 +90,22 @@ class GenericAdapter(object):
         """The host's ComputerSystem: the first one listed."""
         return systems[0] if systems else None
 
+    def host_systems(self, systems):
+        """Every ComputerSystem that is a host of its own (a two-node blade lists two), in the order listed."""
+        return list(systems or [])
+
     def processor_systems(self, systems, primary):
         """The systems whose Processors are read (GPUs are the processors of type GPU among them)."""
         return [primary] if primary is not None else []
 
     def gpu_pcie_devices(self, service):
-        """PCIe devices to report as GPUs when no processor is a GPU."""
+        """PCIe devices of the vendor's own GPU chassis, beside those found by their PCIe function class."""
         return []
+
+    def oem_gpus(self, service, system_id):
+        """GPUs from a vendor's own device list (``gpus`` facts with the private merge keys of discovery.py), or
+        None when the vendor has none."""
+        return None
 
     def log_services(self, service, which):
         """The LogService resources for ``which``: ``sel`` (the System Event Log; without a service typed SEL, the

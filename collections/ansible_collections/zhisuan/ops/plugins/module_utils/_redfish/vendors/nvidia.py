@@ -56,6 +56,10 @@ class NvidiaAdapter(GenericAdapter):
         hosts = [system for system in systems if not _is_baseboard(system)]
         return hosts[0] if hosts else None
 
+    def host_systems(self, systems):
+        """The hosts: every system but the HGX baseboard (whose GPUs are the host's)."""
+        return [system for system in systems or [] if not _is_baseboard(system)]
+
     def processor_systems(self, systems, primary):
         return ([primary] if primary is not None else []) + [
             system for system in systems if _is_baseboard(system) and system is not primary]
