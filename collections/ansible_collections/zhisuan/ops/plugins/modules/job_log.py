@@ -51,6 +51,29 @@ options:
         forgotten (its record is purged C(MinJobAge) seconds after the end, 300 by default); the job's state and
         nodes then come from the completion log (O(jobcomp_path)).
     type: path
+  sacct_path:
+    description:
+      - The C(sacct) program (Slurm with C(slurmdbd)). When given, C(sacct --json -a -D -X -S <sacct_since>) (C(-P)
+        when that C(sacct) has no C(--json)) is read into RV(job.accounting) - every attempt of every job in the
+        window, for the per-node counts of the job family - and this job's attempts into RV(job.attempts).
+      - Its failure is a warning and RV(job.accounting_error); the job and its log are still read.
+    type: str
+  sacct_since:
+    description: The start of the accounting window, as C(sacct -S) takes it (C(now-7days), C(2025-01-10T00:00)).
+    type: str
+    default: now-7days
+  sacct_src:
+    description:
+      - A saved C(sacct) output to read instead of running O(sacct_path) (a file a site sent) - C(sacct --json) of
+        Slurm 21.08 to 25.05, or C(sacct -p)/C(-P) with its header line; the form is detected from the content.
+      - A C(--noheader) output needs its C(--format) list as O(sacct_fields).
+    type: path
+  sacct_fields:
+    description: The C(--format) fields of a C(--noheader) O(sacct_src), comma-separated (C(JobID,State,NodeList,...)).
+    type: str
+  sacct_delimiter:
+    description: The C(--delimiter) of a C(-p)/C(-P) O(sacct_src) (default C(|)).
+    type: str
   kubectl_path:
     description: The C(kubectl) program (Kubernetes).
     type: str
@@ -76,6 +99,24 @@ EXAMPLES = r"""
   zhisuan.ops.job_log:
     job: "4127"
     scontrol_path: "{{ zhisuan_tools.scontrol | default('scontrol') }}"
+  delegate_to: localhost
+  run_once: true
+  register: job
+
+- name: Read job 4127 and a week of Slurm's accounting (the nodes that keep taking jobs down)
+  zhisuan.ops.job_log:
+    job: "4127"
+    sacct_path: sacct
+    sacct_since: now-7days
+  delegate_to: localhost
+  run_once: true
+  register: job
+
+- name: Read a job from what a site sent - its output file and a saved 'sacct -P' of the week
+  zhisuan.ops.job_log:
+    job: "4127"
+    log_path: /var/tmp/case-1234/slurm-4127.out
+    sacct_src: /var/tmp/case-1234/sacct-P-week.txt
   delegate_to: localhost
   run_once: true
   register: job
@@ -122,9 +163,20 @@ job:
       description: Whether the job runs now.
       type: bool
     attempts:
-      description: The job's completion records (Slurm with O(jobcomp_path)).
+      description: The job's attempts - from the accounting (O(sacct_path), O(sacct_src)) when read, else its
+        completion records (O(jobcomp_path)).
       type: list
       elements: dict
+    accounting:
+      description: Slurm's accounting over the window (O(sacct_path), O(sacct_src)) - C(form) (json, parsable),
+        C(version), C(jobs) (C(id), C(state), C(nodes), C(start), C(end), C(elapsed_s), C(exit_code),
+        C(failed_node)...), C(warnings) (the records it could not read, by line or index), C(truncated), C(window).
+      type: dict
+      returned: when O(sacct_path) or O(sacct_src) is given
+    accounting_error:
+      description: Why the accounting could not be read (the job is still read).
+      type: str
+      returned: when sacct failed
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
@@ -138,6 +190,11 @@ def main():
         scontrol_path=dict(type="str", default="scontrol"),
         jobcomp_path=dict(type="path"),
         log_path=dict(type="path"),
+        sacct_path=dict(type="str"),
+        sacct_since=dict(type="str", default="now-7days"),
+        sacct_src=dict(type="path"),
+        sacct_fields=dict(type="str"),
+        sacct_delimiter=dict(type="str"),
         kubectl_path=dict(type="str", default="kubectl"),
         kubeconfig=dict(type="path"),
         context=dict(type="str"),

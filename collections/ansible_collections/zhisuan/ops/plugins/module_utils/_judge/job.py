@@ -190,6 +190,10 @@ def judge_job(facts, thresholds=None, hostmap=None):
         checks.append(make_check("job.log.signature", "cluster", "pass", comp, "none", "none",
                                  "no failure signature in the %s lines of %s's log" % (facts.get("lines") or 0, comp)))
     accounting_hosts = judge_accounting(checks, facts.get("accounting"), thresholds, hostmap)
+    if facts.get("accounting_error"):
+        checks.append(make_check("job.collect.sacct", "cluster", "error", "sacct", "not read",
+                                 "sacct answers with readable accounting", str(facts["accounting_error"])[:400],
+                                 remedy="investigate"))
     suspects += [h for h in accounting_hosts if h not in suspects]
     if "oom" in kinds and not any(kind in kinds for kind in NOT_OOM):
         primary = "oom"

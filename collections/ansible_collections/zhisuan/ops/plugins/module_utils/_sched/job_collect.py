@@ -11,6 +11,10 @@
   runs (a login node or the controller that sees the shared file system); its modification time is the last log line.
 * Kubernetes: ``kubectl get pods -n <ns> -l job-name=<id> -o json`` gives the job's pods and their nodes, and
   ``kubectl logs -n <ns> <pod> --all-containers --timestamps`` their logs; the newest time stamp is the last line.
+* Slurm's accounting (``sacct_path``, or a saved output as ``sacct_src``): ``sacct --json -a -D -X -S <since>``
+  (every attempt of every job in the window; an ``sacct`` without ``--json`` is asked ``-P`` instead) read by
+  sacct.parse_sacct into ``job.accounting`` (the per-node counts of the job family) and, for this job, its attempts
+  (the quality indicators). A failure of sacct is ``job.accounting_error``: the rest of the job is still read.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ import os
 import re
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.joblog import parse_log
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.sacct import parse_sacct
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm_nodes import parse_jobcomp, read_job
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -74,19 +79,80 @@ def _from_jobcomp(job_id, records, exc):
             "stdout": None, "stderr": None, "exit_code": None, "requeue": None, "source": "jobcomp"}
 
 
-def slurm_job(job_id, scontrol="scontrol", timeout=60, max_bytes=MAX_BYTES, now=None, jobcomp=None, log_path=None):
+SACCT_FORMAT = "JobID,JobIDRaw,JobName,State,NodeList,Start,End,Submit,ElapsedRaw,ExitCode,Partition"
+MAX_ACCOUNTING_JOBS = 20000
+
+
+def _iso_utc(epoch):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) if epoch else None
+
+
+def read_sacct(sacct="sacct", since="now-7days", timeout=120, src=None, fields=None, delimiter=None):
+    """``{form, version, jobs, warnings, truncated, window, source}`` of Slurm's accounting over the window, from
+    ``sacct`` or a saved output (``src``: ``--json`` or ``-p``/``-P``, detected; ``fields``/``delimiter`` for a
+    ``--noheader`` one)."""
+    if src:
+        text = read_tail(src, MAX_BYTES)[0]
+        source = "file %s" % src
+    else:
+        base = [sacct, "-a", "-D", "-X", "-S", since, "-E", "now"]
+        res = run(base + ["--json"], timeout=timeout, tool="sacct", ok_rcs=(0, 1, 2))
+        if res.rc != 0 or not res.stdout.strip().startswith("{"):
+            # an sacct built without the JSON data_parser (or older than 20.11): its -P table
+            res = run(base + ["-P", "--format=" + SACCT_FORMAT], timeout=timeout, tool="sacct")
+        text, source = res.stdout, "sacct"
+    parsed = parse_sacct(text, fields, delimiter)
+    if len(parsed["jobs"]) > MAX_ACCOUNTING_JOBS:
+        parsed["warnings"].append("%d job records: the first %d are judged" % (len(parsed["jobs"]), MAX_ACCOUNTING_JOBS))
+        parsed["jobs"] = parsed["jobs"][:MAX_ACCOUNTING_JOBS]
+    parsed["window"] = {"since": None if src else since, "until": None}
+    parsed["source"] = source
+    return parsed
+
+
+def _sacct_attempts(job_id, accounting):
+    """This job's attempts in the accounting, as the quality indicators read completion records."""
+    out = []
+    for record in accounting["jobs"]:
+        if str(job_id) in (record["id"], record["job_id"]):
+            out.append({"id": str(job_id), "name": record["name"], "state": record["state"],
+                        "start": _iso_utc(record["start"]), "end": _iso_utc(record["end"]), "nodes": record["nodes"],
+                        "node_count": len(record["nodes"]) or None, "submit": _iso_utc(record["submit"])})
+    return out
+
+
+def _from_sacct(job_id, attempts, exc):
+    """A job slurmctld has forgotten, from its last accounting record."""
+    if not attempts:
+        raise exc
+    last = attempts[-1]
+    return {"id": str(job_id), "name": last["name"], "state": last["state"], "reason": None, "nodes": last["nodes"],
+            "batch_host": None, "start": last["start"], "end": last["end"], "run_s": None,
+            "restarts": len(attempts) - 1, "stdout": None, "stderr": None, "exit_code": None, "requeue": None,
+            "source": "sacct"}
+
+
+def slurm_job(job_id, scontrol="scontrol", timeout=60, max_bytes=MAX_BYTES, now=None, jobcomp=None, log_path=None,
+              accounting=None):
     """The job as slurmctld knows it; a job it has forgotten (its record is purged MinJobAge seconds after the end)
-    from the completion log, with its output file given as ``log_path``."""
+    from the completion log or the accounting, with its output file given as ``log_path``."""
     records = parse_jobcomp(read_tail(jobcomp, max_bytes)[0]) if jobcomp else None
+    attempts = _sacct_attempts(job_id, accounting) if accounting else None
     try:
         job = read_job(job_id, scontrol, timeout)
     except ToolFailed as exc:
-        if records is None or "Invalid job id" not in (exc.stderr or "") + (exc.stdout or "") + exc.detail:
+        if "Invalid job id" not in (exc.stderr or "") + (exc.stdout or "") + exc.detail or (
+                records is None and not attempts):
             raise
-        job = _from_jobcomp(job_id, records, exc)
-    if records is not None:
+        job = _from_sacct(job_id, attempts, exc) if attempts else _from_jobcomp(job_id, records, exc)
+    if attempts:
+        # the job's attempts in Slurm's accounting (sacct -D): the quality indicators' input
+        job["attempts"] = attempts
+    elif records is not None:
         # the attempts of this job in the completion log (jobcomp/filetxt): the quality indicators' accounting
         job["attempts"] = [r for r in records if r["id"] == job["id"]]
+    if accounting:
+        job["accounting"] = accounting
     job["scheduler"] = "slurm"
     path = log_path or job.get("stdout")
     if not path:
@@ -144,6 +210,18 @@ def collect_job_facts(module):
         job = k8s_job(params["job"], params["namespace"], params["kubectl_path"], params.get("kubeconfig"),
                       params.get("context"), params["timeout"])
     else:
+        accounting, error = None, None
+        if params.get("sacct_src") or params.get("sacct_path"):
+            try:
+                accounting = read_sacct(params.get("sacct_path") or "sacct", params.get("sacct_since") or "now-7days",
+                                        params["timeout"], params.get("sacct_src"), params.get("sacct_fields"),
+                                        params.get("sacct_delimiter"))
+            except ZhisuanError as exc:
+                # the accounting is one input of several: its failure is reported, the job is still read
+                error = str(exc)
+                module.warn("sacct: %s" % error)
         job = slurm_job(params["job"], params["scontrol_path"], params["timeout"], params["max_bytes"],
-                        jobcomp=params.get("jobcomp_path"), log_path=params.get("log_path"))
+                        jobcomp=params.get("jobcomp_path"), log_path=params.get("log_path"), accounting=accounting)
+        if error:
+            job["accounting_error"] = error
     return {"job": job}
