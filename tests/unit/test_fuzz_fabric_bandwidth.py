@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 23: the subnet and bandwidth readers are total on damaged real captures (tests/unit/fuzzing.py).
 
-``ibnetdiscover`` (topology file and ``-p``) and its cabling judgement; each reader returns facts or raises the
+``ibnetdiscover`` (topology file and ``-p``) and its cabling judgement, CUDA samples' ``bandwidthTest`` (quick, shmoo
+``--csv``) and nvbandwidth's verification-failure and waived forms with the bandwidth rules; each reader returns facts or raises the
 project's typed error, never anything else, and a damaged output still gives checks.
 """
 
@@ -13,6 +14,9 @@ from hypothesis import strategies as st
 
 from fuzzing import FUZZ, assert_total, fixture_text, text_mutations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvbandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import saved_bandwidthtest
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.bandwidth import judge_bandwidth
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import (ib_cabling_map, judge_ib_cabling,
                                                                                    judge_ib_switch_links)
 from ansible_collections.zhisuan.ops.plugins.module_utils._net import ibnetdiscover
@@ -44,3 +48,29 @@ def test_ibnetdiscover_is_total_and_judged(text):
     assert_total("judge_ib_cabling", judge_ib_cabling, view, IB_PLAN, allowed=(), finite=False)
     assert_total("judge_ib_switch_links", judge_ib_switch_links, view, IB_PLAN, allowed=(), finite=False)
     assert_total("ib_cabling_map", ib_cabling_map, view, IB_PLAN, allowed=(), finite=False)
+
+
+BANDWIDTHTEST = ("nvbandwidth/bandwidthTest-quick-a100-sxm4-40gb-cuda-demo.txt",
+                 "nvbandwidth/bandwidthTest-shmoo-csv-h2d-v100-pcie-superbench.txt",
+                 "nvbandwidth/bandwidthTest-shmoo-csv-d2h-v100-pcie-superbench.txt")
+NVBANDWIDTH = ("nvbandwidth/nvbandwidth-v0.7-a100x8-550.127.08-d2d-verify-assert.txt",
+               "nvbandwidth/nvbandwidth-v0.6-gh200-waived-superbench.txt")
+PROFILE = {"name": "a100", "h2d_bw_floor_gbs": 21, "p2p_bw_floor_gbs": 235}
+
+
+@FUZZ
+@given(_damaged(BANDWIDTHTEST))
+def test_bandwidthtest_is_total_and_judged(text):
+    facts, _ = assert_total("bandwidth_collect.saved_bandwidthtest", saved_bandwidthtest, text)
+    if facts is None:
+        return
+    assert_total("bandwidth.judge_bandwidth", judge_bandwidth, "n", facts, PROFILE, allowed=(), finite=False)
+
+
+@FUZZ
+@given(_damaged(NVBANDWIDTH))
+def test_nvbandwidth_verification_and_waived_forms_are_total(text):
+    facts, _ = assert_total("nvbandwidth.parse", nvbandwidth.parse, text)
+    if facts is None:
+        return
+    assert_total("bandwidth.judge_bandwidth", judge_bandwidth, "n", facts, PROFILE, allowed=(), finite=False)

@@ -15,6 +15,9 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCErro
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.bmc import judge_bmc
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import BMCErrorBody
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.inventory import collect_bmc
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.logs import (
+    classify_entry, is_audit_service, log_services_for, read_logs,
+)
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import error_body
 from test_redfish_wire import ReplayBMC, _error, client_for
@@ -93,3 +96,176 @@ def test_a_chassis_answered_with_messages_only_is_not_a_chassis_without_id():
     assert [item for item in facts["errors"] if item["resource"] == CHASSIS and "ResourceNotFound" in item["error"]]
     checks = judge_bmc("n1", facts)
     assert by_id(checks, "bmc.readout.resources")[0]["status"] == "warn"
+
+
+# -- logs -----------------------------------------------------------------------------------------------------------
+
+def logs_of(bmc, which="events", **kwargs):
+    with client_for(bmc, []) as client:
+        service = RedfishService(client)
+        return read_logs(service, which, **kwargs) + (service,)
+
+
+def test_a_blade_bmc_event_log_under_the_manager_is_read_and_judged():
+    """HPE Cray EX235n: the ComputerSystems have no LogServices; the node card controller keeps its events in
+    Managers/BMC/LogServices/EventLog (10 Critical hardware faults), which the HPE adapter's IML/IEL do not name."""
+    with ReplayBMC("hpe-cray-ex235n-a100") as bmc:
+        entries, problems, _service = logs_of(bmc)
+    sources = set(entry["source"] for entry in entries)
+    assert "BMC/EventLog" in sources and problems == []
+    critical = [entry for entry in entries if entry["severity"] == "Critical" and entry["class"] == "hardware"]
+    assert len(critical) == 10 and all(entry["message_id"].startswith("CrayAlerts.Hardware") for entry in critical)
+    check = by_id(judge_bmc("nid001", {}, log=entries), "bmc.sel.critical")[0]
+    assert (check["status"], check["observed"]) == ("fail", 10)
+
+
+def test_audit_access_denied_entries_are_not_hardware_events():
+    """Gigabyte (AMI MegaRAC): five Security.1.0.AccessDenied entries of Severity Critical in the Manager's AuditLog."""
+    with ReplayBMC("gigabyte-h262-z63-megarac") as bmc:
+        entries, problems, _service = logs_of(bmc)
+    denied = [entry for entry in entries if entry["message_id"] == "Security.1.0.AccessDenied"]
+    assert len(denied) == 5 and all(entry["severity"] == "Critical" and entry["class"] == "audit" for entry in denied)
+    check = by_id(judge_bmc("gb01", {}, log=entries), "bmc.sel.critical")[0]
+    assert (check["status"], check["observed"]) == ("pass", 0)
+    assert "5 Critical entries not counted (audit records" in check["message"]
+    assert "AccessDenied" not in check["message"] + check["evidence"]
+    # the same entries without a class (an older collector, IPMI) are hardware: nothing is passed over silently
+    unclassified = [dict((key, value) for key, value in entry.items() if key != "class") for entry in entries]
+    assert by_id(judge_bmc("gb01", {}, log=unclassified), "bmc.sel.critical")[0]["status"] == "fail"
+
+
+def test_the_maintenance_log_critical_entry_is_not_counted_the_sel_ones_are():
+    """Supermicro X13 HGX: the SEL (Systems/1/LogServices/Log1) holds 11 Critical PSU and NVSwitch events; the
+    Maintenance Event Log (Managers/1/LogServices/Log1) one Critical OpteeCriticalEvent of user ADMIN."""
+    with ReplayBMC("supermicro-sys-821ge-tnhr-hgx-h100") as bmc:
+        entries, problems, _service = logs_of(bmc)
+    hardware = [entry for entry in entries if entry["severity"] == "Critical" and entry["class"] == "hardware"]
+    assert sorted(int(entry["id"]) for entry in hardware) == [18, 19, 20, 21, 22, 23, 24, 25, 27, 28, 43]
+    audit = [entry for entry in entries if entry["severity"] == "Critical" and entry["class"] == "audit"]
+    assert [entry["message_id"] for entry in audit] == ["Event.1.0.OpteeCriticalEvent"]
+    check = by_id(judge_bmc("smc01", {}, log=entries), "bmc.sel.critical")[0]
+    assert (check["status"], check["observed"]) == ("fail", 11) and "OpteeCriticalEvent" not in str(check)
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"Severity": "Critical", "MessageId": "Base.1.8.AccessDenied"}, "audit"),
+    ({"Severity": "Warning", "MessageId": "OpenBMC.0.1.InvalidLoginAttempted"}, "audit"),
+    ({"Severity": "Critical", "Message": "Priority:6 login failed: root", "EntryType": "Oem"}, "audit"),
+    ({"Severity": "Critical", "MessageId": "TaskEvent.1.0.TaskAborted"}, "informational"),
+    ({"Severity": "OK", "MessageId": "CrayAlerts.HardwareFaultsCleared"}, "informational"),
+    ({"Severity": "Critical", "MessageId": "CrayAlerts.HardwareFatalFaultDetected"}, "hardware"),
+    ({"Severity": "Critical", "EntryType": "SEL", "SensorType": "Power Supply"}, "hardware"),
+    ({"Severity": "Critical", "Oem": {"Hpe": {"Categories": ["Security"]}}}, "audit"),
+    ({"Severity": "Critical", "Oem": {"Hpe": {"Categories": ["Hardware", "Security"]}}}, "hardware"),
+    ({"Severity": "Critical"}, "hardware"),
+])
+def test_entries_are_classified_hardware_audit_or_informational(entry, expected):
+    assert classify_entry(entry) == expected
+
+
+def test_audit_and_maintenance_services_make_every_entry_audit():
+    assert is_audit_service({"Id": "SL", "Name": "Security Log"}) and is_audit_service({"Id": "AuditLog"})
+    assert is_audit_service({"Id": "Log1", "Name": "Maintenance Event Log Service"})
+    assert not is_audit_service({"Id": "Log1", "Name": "Health Event Log Service"})
+    assert classify_entry({"Severity": "Critical", "MessageId": "CrayAlerts.HardwareFatalFaultDetected"}, True) == "audit"
+
+
+def test_journals_consoles_and_dumps_are_not_read_as_event_logs():
+    """OpenBMC bmcweb lists the BMC Journal and the HostLogger console beside the EventLog."""
+    with ReplayBMC("openbmc-stock-bmcweb") as bmc:
+        with client_for(bmc, []) as client:
+            services = log_services_for(RedfishService(client), "all")
+    names = [service["Id"] for service in services]
+    assert "EventLog" in names and "Journal" not in names and "HostLogger" not in names
+
+
+class PagedBMC(ReplayBMC):
+    """Collections served ``page_size`` members a page; the pages of the baseboard EventLog named in ``broken`` (by
+    ``$skip``) answer 500."""
+
+    def __init__(self, tree, broken=(), **kwargs):
+        ReplayBMC.__init__(self, tree, **kwargs)
+        self.broken = set(broken)
+
+    def _get(self, request):
+        if request.path == EVENTLOG and any(("$skip=%d" % skip) == request.query for skip in self.broken):
+            return 500, {}, _error("The request failed due to an internal service error.", "Base.1.8.InternalError")
+        return ReplayBMC._get(self, request)
+
+
+EVENTLOG = "/redfish/v1/Systems/HGX_Baseboard_0/LogServices/EventLog/Entries"
+
+
+def test_every_page_of_a_paged_log_is_read():
+    with ReplayBMC("dgx") as bmc:
+        whole, _problems, _service = logs_of(bmc)
+    with PagedBMC("dgx", page_size=7) as bmc:
+        entries, problems, _service = logs_of(bmc)
+        pages = [call for call in bmc.calls("GET") if call.path == EVENTLOG]
+    assert problems == [] and len(pages) > 5
+    assert [entry["id"] for entry in entries] == [entry["id"] for entry in whole] and len(entries) == 175
+
+
+def test_a_page_that_cannot_be_read_keeps_the_pages_read_and_says_which_failed():
+    with PagedBMC("dgx", page_size=7, broken=[21]) as bmc:
+        entries, problems, service = logs_of(bmc)
+    baseboard = [entry for entry in entries if entry["source"] == "HGX_Baseboard_0/EventLog"]
+    assert len(baseboard) == 21  # pages 0, 7 and 14 were read before $skip=21 failed
+    assert problems == [{"log": "/redfish/v1/Systems/HGX_Baseboard_0/LogServices/EventLog",
+                         "source": "HGX_Baseboard_0/EventLog", "resource": EVENTLOG + "?$skip=21",
+                         "error": "HTTP 500", "entries_read": 21}]
+    assert {"resource": EVENTLOG + "?$skip=21", "error": "HTTP 500"} in service.errors
+    checks = judge_bmc("dgx01", {}, log=entries, log_errors=problems)
+    readout = by_id(checks, "bmc.readout.log")
+    assert len(readout) == 1 and readout[0]["status"] == "error" and "$skip=21" in readout[0]["message"]
+    assert "21 entries read before it" in readout[0]["message"]
+    sel = by_id(checks, "bmc.sel.critical")[0]
+    # the critical entry of that log sits on a later page: no pass over an unread log
+    assert sel["status"] in ("error", "fail") and "could not be read whole" in sel["message"]
+    if sel["status"] == "error":
+        assert sel["observed"] == 0
+
+
+def test_a_log_longer_than_the_page_bound_is_an_error_not_a_silent_cut():
+    with ReplayBMC("dgx", page_size=10) as bmc:
+        entries, problems, _service = logs_of(bmc, max_pages=3)
+    baseboard = [entry for entry in entries if entry["source"] == "HGX_Baseboard_0/EventLog"]
+    assert len(baseboard) == 30
+    mine = [item for item in problems if item["source"] == "HGX_Baseboard_0/EventLog"]
+    assert mine and "more than 3 pages" in mine[0]["error"] and mine[0]["resource"] == EVENTLOG + "?$skip=30"
+
+
+def test_an_intel_log_whose_next_page_is_missing_keeps_its_first_page():
+    """Intel S2600BPB: the captured SEL and RedfishLog pages name ``@odata.nextLink`` ``...?$skiptoken=50``; a BMC
+    that cannot serve it (404) must not lose the ten entries of each first page."""
+    class MissingNext(ReplayBMC):
+        def _get(self, request):
+            if "$skiptoken" in request.query:
+                return 404, {}, _error("not found", "Base.1.8.ResourceMissingAtURI")
+            return ReplayBMC._get(self, request)
+
+    with MissingNext("intel-s2600bpb") as bmc:
+        entries, problems, _service = logs_of(bmc)
+    redfish_log = [entry for entry in entries if entry["source"] == "BMC/RedfishLog"]
+    assert len(redfish_log) == 10
+    assert sorted((item["resource"], item["error"], item["entries_read"]) for item in problems) == [
+        ("/redfish/v1/Managers/BMC/LogServices/RedfishLog/Entries?$skiptoken=50", "HTTP 404", 10),
+        ("/redfish/v1/Systems/QSBP74100021/LogServices/SEL/Entries?$skiptoken=50", "HTTP 404", 10)]
+    sel = by_id(judge_bmc("s01", {}, log=entries, log_errors=problems), "bmc.sel.critical")[0]
+    assert sel["status"] == "error" and sel["observed"] == 0
+
+
+def test_no_readable_log_service_is_an_error_not_zero_entries():
+    class NoLogs(ReplayBMC):
+        def _get(self, request):
+            if "/LogServices" in request.path:
+                return 404, {}, _error("not found", "Base.1.8.ResourceMissingAtURI")
+            return ReplayBMC._get(self, request)
+
+    with NoLogs("hpe-cray-ex235n-a100") as bmc:
+        entries, problems, _service = logs_of(bmc)
+    assert entries == [] and len(problems) == 1 and problems[0]["log"] is None
+    assert "no log service could be read" in problems[0]["error"]
+    checks = judge_bmc("nid001", {}, log=entries, log_errors=problems)
+    assert by_id(checks, "bmc.sel.critical")[0]["status"] == "error"
+    assert by_id(checks, "bmc.readout.log")[0]["status"] == "error"

@@ -19,6 +19,12 @@ description:
     C(gpu.bandwidth.p2p) against the model profile's C(h2d_bw_floor_gbs) and C(p2p_bw_floor_gbs)). It collects facts
     only; it never decides pass or fail.
   - With O(src) it reads a saved nvbandwidth output instead of running anything.
+  - With O(tool=bandwidthTest) it runs the CUDA samples' C(bandwidthTest) once per GPU of O(devices)
+    (C(--device=N --htod --dtoh --memory=pinned --mode=quick)) and returns the figures in the same shape, so the same
+    checks judge them; with O(src) it reads a saved bandwidthTest output (quick, range or shmoo, text or C(--csv),
+    several runs one after the other). A copy whose data did not verify (nvbandwidth's
+    C(ASSERT in expression h_errorFlag == 0), bandwidthTest's C(Result = FAIL)) is returned in
+    C(verification_failures), not as a failed task.
   - The copies load the PCIe links and NVLinks for seconds to minutes; run it on a node without jobs.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
@@ -48,6 +54,23 @@ options:
         C(error_kind=timed_out); the roles record that as a check with status C(error).
     type: int
     default: 900
+  tool:
+    description:
+      - The program that measures, V(nvbandwidth) or the CUDA samples' V(bandwidthTest).
+    type: str
+    choices: [nvbandwidth, bandwidthTest]
+    default: nvbandwidth
+  bandwidthtest_path:
+    description:
+      - The C(bandwidthTest) program (C(zhisuan_tools.bandwidthTest)), used with O(tool=bandwidthTest).
+    type: str
+    default: bandwidthTest
+  devices:
+    description:
+      - The CUDA device indexes bandwidthTest measures, one run each; required with O(tool=bandwidthTest) without
+        O(src).
+    type: list
+    elements: int
 notes:
   - Programs run with C(LANG=C) and C(LC_ALL=C), without a shell.
   - On failure the task returns C(error_kind) (C(not_found), C(timed_out), C(failed) or C(unparsable)), C(tool) and
@@ -105,6 +128,16 @@ bandwidth:
       description: Lines that are no part of a known block (at most 50).
       type: list
       elements: str
+    waived_testcases:
+      description: The testcases nvbandwidth waived (C(Waiving NAME.) of v0.1-v0.4, C(Waived:) after C(Running NAME.)).
+      type: list
+      elements: str
+    verification_failures:
+      description:
+        - Copies whose data did not verify, each C(testcase) and C(evidence) (the tool's lines); judged C(fail)
+          (C(gpu.bandwidth.verification)), never a skip.
+      type: list
+      elements: dict
     cmd:
       description: The command run, V(null) with O(src).
       type: list

@@ -75,7 +75,9 @@ options:
   context:
     description:
       - What else a family reads, by family. C(bmc) - C(log) (log entries of M(zhisuan.ops.redfish_log_info) or
-        M(zhisuan.ops.ipmi_info)), C(since) (ISO time; older entries are not judged), C(firmware) (for the report).
+        M(zhisuan.ops.ipmi_info)), C(log_errors) (the logs M(zhisuan.ops.redfish_log_info) could not read whole,
+        its RV(zhisuan.ops.redfish_log_info#module:log_errors)), C(since) (ISO time; older entries are not judged),
+        C(firmware) (for the report).
         C(baseline) - C(software) (C(host.software) of M(zhisuan.ops.host_info)), C(baseline) (the site baseline,
         usually C(zhisuan_baseline)), C(bios_attributes) (current BIOS attributes), C(bios_expected) (portable
         names to values, usually C(zhisuan_expected.bios)) and C(vendor) (the BMC adapter, for the vendor's BIOS names).

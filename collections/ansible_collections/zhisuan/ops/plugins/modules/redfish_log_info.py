@@ -19,6 +19,10 @@ description:
   - Which services hold the SEL and the vendor's event logs differs by vendor; the adapter knows (on DGX H100 the
     SEL is under the manager, on GB200 the GPU and CPU events are in the HGX baseboard's C(EventLog), on Dell the
     Lifecycle log C(Lclog) sits beside the C(Sel)).
+  - Besides the services the adapter names, V(events) and V(all) read every other event log of every System,
+    Manager and Chassis (a blade BMC keeps its event log under the Manager); dumps, diagnostics, the BMC journal,
+    host console and POST code logs are not read. Pages (C(Members@odata.nextLink), C(@odata.nextLink)) are followed
+    up to 200; a page that cannot be read keeps the entries read before it and is named in RV(log_errors).
   - Times are returned in UTC (C(YYYY-MM-DDTHH:MM:SS+00:00)) when they parse.
 extends_documentation_fragment:
   - zhisuan.ops._redfish
@@ -88,6 +92,23 @@ log:
     sensor:
       description: The C(SensorType) of an IPMI-style entry, else V(null).
       type: str
+    class:
+      description:
+        - V(hardware), V(audit) (security, access, session, account and maintenance records - an entry of an audit,
+          security or maintenance log, a C(Security.) or access-denied MessageId, a failed login) or
+          V(informational) (Severity OK, task and update registries). Only V(hardware) entries count as Critical
+          hardware events for the C(bmc) rules; an entry nothing says otherwise of is V(hardware).
+      type: str
+      choices: [hardware, audit, informational]
+log_errors:
+  description:
+    - The logs that could not be read whole, each C(log) (the LogService), C(source), C(resource) (the page that
+      failed), C(error) and C(entries_read) (the entries of the pages read before it, which are kept in RV(log)).
+    - One entry with C(log) V(null) when no log service could be read at all.
+    - The C(bmc) rules make each a C(bmc.readout.log) error, and C(bmc.sel.critical) is not a pass over an unread log.
+  returned: success
+  type: list
+  elements: dict
 vendor:
   description: The adapter that matched the service.
   returned: success

@@ -7,12 +7,15 @@
 
 """From a collect task's registered result to check records: the family registry the judge action dispatches on.
 
-A collect task that failed (tool not found, timed out, failed, unparsable) becomes one check with status ``error``;
-an unreachable host is reported as such, with no checks; otherwise the family's pure rules run on the facts.
+A collect task that failed (tool not found, timed out, failed, unparsable, output over its cap) becomes one check
+with status ``error``; an unreachable host is reported as such, with no checks; otherwise the family's pure rules run
+on the facts. Facts the rules cannot read (of the wrong type: a fact cache or a templated variable can hand them back)
+become that family's ``error`` check too, here, at the one edge every family passes: the rules never raise on them.
 """
 
 from __future__ import annotations
 
+import linecache
 import os
 
 import yaml
@@ -35,6 +38,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, resolve_profile_name, warm_profiles
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import ThresholdError
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._yaml import safe_load
 
 
@@ -227,6 +231,62 @@ def _collect_error(family, host, collected):
         message=msg, remedy="investigate", evidence="\n".join(evidence))
 
 
+# What rules raise on a fact of a type the collect module never returns (a string where a list is, a list where a
+# mapping is, None, a number as a string). A ValueError that the collection's own code raises names a setting
+# (thresholds, expected, a baseline, a profile) and is passed on; one raised by a conversion is a fact's.
+_FACT_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError, ZeroDivisionError)
+_COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _where(exc):
+    """``(function, file relative to plugins/, line, source line)`` of the innermost frame of ``exc``."""
+    trace = exc.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    if trace is None:
+        return None, None, None, ""
+    path = trace.tb_frame.f_code.co_filename
+    relative = os.path.relpath(path, _COLLECTION_DIR) if path.startswith(_COLLECTION_DIR + os.sep) else None
+    return trace.tb_frame.f_code.co_name, relative, trace.tb_lineno, linecache.getline(path, trace.tb_lineno).strip()
+
+
+def _a_setting(exc):
+    """Whether ``exc`` names a setting (raised by the collection's own code) rather than a fact it could not read."""
+    if isinstance(exc, ThresholdError):
+        return True
+    if not isinstance(exc, ValueError):
+        return False
+    _function, relative, _line, source = _where(exc)
+    return relative is not None and source.startswith("raise ")
+
+
+def _shape(value):
+    if isinstance(value, dict):
+        return "a mapping"
+    if value is None:
+        return "null"
+    return "a %s, not a mapping" % type(value).__name__
+
+
+def _facts_error(family, host, facts, exc=None):
+    """The family's ``error`` check for facts that are not a mapping, or that its rules could not read (``exc``):
+    what was wrong, and where the rules met it."""
+    if exc is None:
+        what = "they are %s" % _shape(facts)
+    else:
+        function, relative, line, _source = _where(exc)
+        where = ", in %s (%s:%s)" % (function, relative, line) if relative else ""
+        what = "the %s rules could not read them: %s: %s%s" % (family.name, type(exc).__name__, str(exc)[:300], where)
+    suffix, component = family.collect
+    return make_check(
+        "%s.collect.%s" % (family.name, suffix), host, "error",
+        component=component, observed="facts of the wrong type",
+        expected="the facts %s returns (%s, a mapping)" % (component, family.facts_key),
+        message="the %s facts of the %s family are of the wrong type (%s); collect them again (a fact cache or a "
+                "templated variable may hold a damaged copy)" % (family.facts_key, family.name, what),
+        remedy="investigate", evidence="facts (%s): %s" % (_shape(facts), repr(facts)[:500]))
+
+
 def judge_collected(family_name, host, collected, ctx=None):
     """Return ``(checks, summary, unreachable)`` for one host's registered collect result."""
     family = FAMILIES[family_name]
@@ -239,8 +299,17 @@ def judge_collected(family_name, host, collected, ctx=None):
             return [], {}, False
         return [_collect_error(family, host, collected)], {}, False
     facts = collected[family.facts_key]
-    profile, checks = family.rules(host, facts, ctx)
-    return checks, family.summarize(facts, profile, ctx), False
+    if not isinstance(facts, dict):
+        # every collect module returns its facts as a mapping: anything else is no reading at all
+        return [_facts_error(family, host, facts)], {}, False
+    try:
+        profile, checks = family.rules(host, facts, ctx)
+        summary = family.summarize(facts, profile, ctx)
+    except _FACT_ERRORS as exc:
+        if _a_setting(exc):
+            raise
+        return [_facts_error(family, host, facts, exc)], {}, False
+    return checks, summary, False
 
 
 # Profiles read once per process (a worker judges one host; the controller's main process may judge many).

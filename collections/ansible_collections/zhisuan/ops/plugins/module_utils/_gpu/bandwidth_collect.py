@@ -5,12 +5,13 @@
 #
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
-"""gpu_bandwidth's work: one nvbandwidth run (or a saved output) -> ``bandwidth`` facts."""
+"""gpu_bandwidth's work: one nvbandwidth run, one CUDA samples ``bandwidthTest`` run per GPU, or a saved output of
+either -> ``bandwidth`` facts (nvbandwidth's shape: the same rules judge both)."""
 
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolNotFound, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvbandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import bandwidthtest, nvbandwidth
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, run, tool_failed
 
 # The options of zhisuan.ops.gpu_bandwidth; zhisuan.ops.node_collect takes the same for gpu_bandwidth.
@@ -19,7 +20,11 @@ GPU_BANDWIDTH_ARGSPEC = dict(
     testcases=dict(type="list", elements="str"),
     src=dict(type="path"),
     timeout=dict(type="int", default=900),
+    tool=dict(type="str", default="nvbandwidth", choices=["nvbandwidth", "bandwidthTest"]),
+    bandwidthtest_path=dict(type="str", default="bandwidthTest"),
+    devices=dict(type="list", elements="int"),
 )
+_BANDWIDTHTEST_ARGS = ["--htod", "--dtoh", "--memory=pinned", "--mode=quick"]
 
 # The testcases the rules judge: host<->device over PCIe (or C2C) and device<->device reads (NVLink or PCIe P2P).
 DEFAULT_TESTCASES = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce")
@@ -49,14 +54,60 @@ def run_nvbandwidth(program, testcases, timeout):
         if result.rc != 0:
             raise tool_failed(result, nvbandwidth.TOOL)
         raise attach(exc, result)
-    if result.rc != 0:
+    if result.rc != 0 and not facts.get("verification_failures"):
         raise tool_failed(result, nvbandwidth.TOOL, tail=True)
+    # a copy whose data did not verify exits non-zero too: that is a finding (judged fail), not a tool failure
+    facts["rc"] = result.rc
     facts["cmd"] = result.argv
     return facts
 
 
+def run_bandwidthtest(program, devices, timeout):
+    """One ``bandwidthTest --device=N`` run per GPU; facts in nvbandwidth's shape. A run whose copy failed its own
+    check (``Result = FAIL``, non-zero exit) is kept as a verification failure, not raised."""
+    runs = {}
+    for index in devices:
+        result = run([program, "--device=%d" % index] + _BANDWIDTHTEST_ARGS, timeout=timeout, tool=bandwidthtest.TOOL,
+                     ok_rcs=None)
+        try:
+            facts = bandwidthtest.parse(result.stdout)
+        except ZhisuanError as exc:
+            if result.rc != 0:
+                raise tool_failed(result, bandwidthtest.TOOL)
+            raise attach(exc, result)
+        if result.rc != 0 and not facts["verification_failures"]:
+            raise tool_failed(result, bandwidthtest.TOOL, tail=True)
+        runs[index] = facts
+    facts = bandwidthtest.as_nvbandwidth(runs)
+    facts["cmd"] = [program] + _BANDWIDTHTEST_ARGS
+    return facts
+
+
+def saved_bandwidthtest(text):
+    """A saved ``bandwidthTest`` output (one run, or several runs one after the other): each run's GPU is the
+    ``Device N:`` it prints."""
+    runs = {}
+    chunks = [chunk for chunk in text.split("[CUDA Bandwidth Test]") if chunk.strip()]
+    for position, chunk in enumerate(chunks):
+        facts = bandwidthtest.parse(("[CUDA Bandwidth Test]" if position or text.lstrip().startswith("[CUDA") else "")
+                                    + chunk)
+        index = facts["devices"][0]["index"] if facts["devices"] else position
+        runs[index] = facts
+    return bandwidthtest.as_nvbandwidth(runs)
+
+
 def collect_bandwidth(module):
     params = module.params
+    if params.get("tool") == "bandwidthTest":
+        if params["src"]:
+            facts = saved_bandwidthtest(read_saved(params["src"]))
+            facts["cmd"] = None
+        else:
+            if not params.get("devices"):
+                raise OptionError("devices", "devices (the GPU indexes to measure) is required with "
+                                  "tool=bandwidthTest")
+            facts = run_bandwidthtest(params["bandwidthtest_path"], params["devices"], params["timeout"])
+        return {"bandwidth": facts}
     testcases = params["testcases"] or list(DEFAULT_TESTCASES)
     bad = [name for name in testcases if not name.replace("_", "").isalnum()]
     if bad:

@@ -18,7 +18,19 @@ per testcase::
     SUM host_to_device_memcpy_ce 442.52
 
 Host tests have one row (the CPU) and a column per GPU; device-to-device tests a row and a column per GPU with
-``N/A`` on the diagonal. ``Waived:`` marks a testcase the system cannot run. Values are GB/s.
+``N/A`` on the diagonal. ``Waived:`` (v0.5 on) or ``Waiving <testcase>.`` (v0.1-v0.4) marks a testcase the system
+cannot run: the testcase is kept with ``waived: true`` (names in ``waived_testcases``). Values are GB/s.
+
+A copy whose data did not verify ends the run inside the testcase, with nvbandwidth's own lines::
+
+    Running device_to_device_memcpy_read_ce.
+     Invalid value when checking the pattern at 0x70a640000000
+     Current offset : 11136
+    ASSERT in expression h_errorFlag == 0 in void memcmpPatternHelper(...) : .../memcpy.cpp:165
+
+(newer versions: ``ERROR: Read-only pattern mismatch ...``, ``... mismatched elements!``): ``verification_failures``
+lists ``{testcase, evidence}`` - the copy moved wrong data, a hardware fault, not a testcase that did not run. Any
+other ``ASSERT``/``CUDA_ERROR`` line is kept in ``aborted`` (the run stopped for another reason).
 """
 
 from __future__ import annotations
@@ -36,6 +48,10 @@ _DEVICE_RE = re.compile(r"^Device ([0-9]{1,4}): (.*?)(?: \(([0-9A-Fa-f:.]{1,20})
 _HEADER_RE = re.compile(r"^(?:[0-9]{1,4}\s+)*[0-9]{1,4}$", re.ASCII)
 _ROW_RE = re.compile(r"^([0-9]{1,4})((?:\s+\S+){1,256})$", re.ASCII)
 _VALUE_RE = re.compile(r"^[0-9]{1,9}(?:\.[0-9]{1,6})?$", re.ASCII)
+_WAIVING_RE = re.compile(r"^Waiving ([a-z0-9_]{1,80})\.?$", re.ASCII)
+_VERIFY_RE = re.compile(r"h_errorFlag\s*==\s*0|Invalid value when checking the pattern|pattern mismatch|"
+                        r"mismatched elements|^Current offset\s*:", re.IGNORECASE)
+_ABORT_RE = re.compile(r"^(?:ASSERT in expression|\[?CUDA_ERROR_|ERROR:)")
 _PREAMBLE = (("nvbandwidth Version:", "version"), ("CUDA Runtime Version:", "cuda_runtime_version"),
              ("Driver Version:", "driver_version"))
 # Preamble and closing notes that carry nothing the rules use (kept out of ``unparsed``).
@@ -67,7 +83,9 @@ def parse(text):
     if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
         raise ParseError(TOOL, "output contains binary data (NUL or control bytes), not nvbandwidth text")
     facts = {"version": None, "cuda_runtime_version": None, "driver_version": None, "devices": [],
-             "testcases": {}, "waived": 0, "unparsed": []}
+             "testcases": {}, "waived": 0, "waived_testcases": [], "verification_failures": [], "aborted": [],
+             "unparsed": []}
+    name = None
     current = None
     for raw in text.splitlines():
         line = raw.strip()
@@ -76,7 +94,22 @@ def parse(text):
         running = _RUNNING_RE.match(line)
         if running:
             current = {"description": None, "columns": None, "matrix": [], "sum": None}
-            facts["testcases"][running.group(1)] = current
+            name = running.group(1)
+            facts["testcases"][name] = current
+            continue
+        waiving = _WAIVING_RE.match(line)
+        if waiving:
+            facts["waived"] += 1
+            facts["waived_testcases"].append(waiving.group(1))
+            facts["testcases"].setdefault(waiving.group(1), {"description": None, "columns": None, "matrix": [],
+                                                             "sum": None})["waived"] = True
+            current = None
+            continue
+        if _VERIFY_RE.search(line):
+            _verification(facts, name, line)
+            continue
+        if _ABORT_RE.match(line):
+            facts["aborted"].append({"testcase": name, "evidence": line[:300]})
             continue
         if _preamble(facts, line):
             continue
@@ -90,6 +123,11 @@ def parse(text):
             continue
         if line.startswith("Waived"):
             facts["waived"] += 1
+            # "Waived:" follows the testcase's own "Running NAME." only when it printed one (v0.5 on prints the
+            # status alone): a testcase that already gave figures is not the waived one
+            if current is not None and name is not None and not current["matrix"] and current["sum"] is None:
+                current["waived"] = True
+                facts["waived_testcases"].append(name)
             current = None
             continue
         if current is None or not _matrix_line(current, line):
@@ -99,6 +137,16 @@ def parse(text):
         first = text.strip().splitlines()[0][:80] if text.strip() else "empty output"
         raise ParseError(TOOL, "no 'Running <testcase>.' block in the output (first line: %r)" % first)
     return facts
+
+
+def _verification(facts, name, line):
+    """One line of a failed data verification, joined to the testcase's entry."""
+    for item in facts["verification_failures"]:
+        if item["testcase"] == name:
+            if len(item["evidence"]) < 600:
+                item["evidence"] = (item["evidence"] + " | " + line[:300])[:900]
+            return
+    facts["verification_failures"].append({"testcase": name, "evidence": line[:300]})
 
 
 def _preamble(facts, line):

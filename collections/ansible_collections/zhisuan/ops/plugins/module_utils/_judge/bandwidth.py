@@ -19,6 +19,12 @@ profile -> one check per GPU and direction, in the gpu family:
 
 Between the floor and ``bandwidth_warn_factor`` (1.05) times it -> ``warn`` (AzNHC's warning band). A profile
 without the figure -> ``skip`` with the measured value; a testcase nvbandwidth did not run (or waived) -> ``skip``.
+
+``gpu.bandwidth.verification``
+    a copy whose data did not verify (nvbandwidth's ``ASSERT in expression h_errorFlag == 0``, CUDA samples'
+    ``bandwidthTest`` ``Result = FAIL``) -> ``fail``, ``investigate`` (data moved wrong: a GPU, NVLink/NVSwitch
+    path, PCIe link or host memory fault; re-run per GPU or pair and replace the part it follows), never a skip;
+    the testcase's per-GPU checks are then not made (no figure was measured), the failure stands for them.
 """
 
 from __future__ import annotations
@@ -79,19 +85,33 @@ def _judge(host, facts, profile, thresholds=None, gpu_facts=None):
                            message="No nvbandwidth facts were collected for this host, so no bandwidth check could "
                                    "run", remedy="investigate", evidence="bandwidth facts: %s" % fmt(facts))]
     names = _components(facts, gpu_facts)
+    failed = dict((item.get("testcase"), item.get("evidence")) for item in facts.get("verification_failures") or []
+                  if isinstance(item, dict))
     gpus = sorted(set(names) | set(per_gpu(facts, H2D)) | set(per_gpu(facts, D2H)))
     floors = {"host": profile_get(profile, "h2d_bw_floor_gbs"), "p2p": profile_get(profile, "p2p_bw_floor_gbs")}
     model = (profile or {}).get("name") or "model"
     checks = []
+    for testcase, evidence in sorted(failed.items(), key=lambda item: str(item[0])):
+        checks.append(make_check(
+            "gpu.bandwidth.verification", host, "fail", component="GPUs (%s)" % (testcase or "?"),
+            observed="data verification failed", expected="copies verify", remedy="investigate",
+            evidence="%s: %s" % (facts.get("tool") or "nvbandwidth", evidence),
+            message="%s: the data a %s copy moved did not verify (%s): a GPU, NVLink/NVSwitch path, PCIe link or host "
+                    "memory corrupts data; drain the node, re-run the test per GPU (or pair) and replace the part the "
+                    "failure follows" % (facts.get("tool") or "nvbandwidth", testcase or "bandwidth", evidence[:160])))
     for index in gpus:
         component = names.get(index) or "GPU %s" % index
         for check_id, (testcase, what) in sorted(_HOST.items()):
+            if testcase in failed:
+                continue
             measured = per_gpu(facts, testcase).get(index)
             checks.append(_rate(host, check_id, component, what, measured, floors["host"], "h2d_bw_floor_gbs",
                                 model, limits, testcase, "reseat",
                                 "the PCIe path is degraded (a link trained narrow or slow): read gpu.pcie.width and "
                                 "gpu.pcie.generation of this GPU, check the BIOS PCIe settings, then reseat the GPU "
                                 "and its riser or cable"))
+        if P2P in failed:
+            continue
         mine = [item for item in pairs(facts, P2P) if index in item[:2]]
         worst = min(mine, key=lambda item: item[2]) if mine else None
         checks.append(_rate(host, "gpu.bandwidth.p2p", component, "device-to-device read (slowest peer)",

@@ -215,44 +215,89 @@ def parse_time(value):
     return iso_time(value)
 
 
-def _sel_check(host, log, since):
+def _log_line(entry):
+    return "%s %s: %s%s" % (entry.get("created") or "time unknown", entry.get("source") or "log", entry.get("message") or "",
+                            " (%s)" % entry["message_id"] if entry.get("message_id") else "")
+
+
+def _log_error_checks(host, log_errors):
+    """One ``bmc.readout.log`` error per log the collector could not read whole (``log_errors`` of
+    redfish_log_info: a page that failed, a log with more pages than the bound, no readable log service)."""
+    checks = []
+    for item in log_errors if isinstance(log_errors, list) else []:
+        if not isinstance(item, dict):
+            continue
+        where = item.get("source") or item.get("log") or "BMC logs"
+        read = item.get("entries_read")
+        kept = " (%s read before it are judged)" % count_of(read, "entry", "entries") if read else ""
+        checks.append(make_check(
+            "bmc.readout.log", host, "error", component="Log %s" % where, observed="unread",
+            expected="every page read", remedy="investigate",
+            evidence="%s: %s" % (item.get("resource"), item.get("error")),
+            message="The BMC log %s could not be read whole: %s failed (%s)%s; entries in it may be missed"
+                    % (where, item.get("resource") or "a page", item.get("error") or "unreadable", kept)))
+    return checks
+
+
+def _sel_check(host, log, since, log_errors=None):
+    """``bmc.sel.critical``: Critical hardware entries (an entry's ``class``; entries without one are hardware).
+    Critical audit/security and informational entries are named in the message but do not fail. Where some log
+    could not be read whole (``log_errors``) and no Critical hardware entry was found, the check is an ``error``,
+    never a pass over an unread log."""
+    unread = [item for item in log_errors or [] if isinstance(item, dict)] if isinstance(log_errors, list) else []
     if log is None:
+        if unread:
+            return make_check("bmc.sel.critical", host, "error", component="System event log",
+                              expected="no Critical entries", remedy="investigate",
+                              message="The BMC log could not be read (see bmc.readout.log)",
+                              evidence="; ".join("%s: %s" % (item.get("resource"), item.get("error")) for item in unread))
         return make_check("bmc.sel.critical", host, "skip", component="System event log", expected="no Critical entries",
                           message="The BMC log was not collected")
     start = parse_time(since)
     if since and start is None:
         raise ValueError("since must be an ISO 8601 time, got %r" % (since,))
-    critical = []
+    critical, other = [], []
     for entry in log:
         if entry.get("severity") != "Critical":
             continue
         when = parse_time(entry.get("created"))
         if start is not None and when is not None and when < start:
             continue
-        critical.append(entry)
+        (critical if entry.get("class", "hardware") == "hardware" else other).append(entry)
     window = " since %s" % since if since else ""
+    expected = "no Critical entries%s" % window
+    what = "Critical hardware" if other else "Critical"
+    aside = ""
+    if other:
+        kinds = sorted(set(str(entry.get("class")) for entry in other))
+        aside = "; %s not counted (%s records, not hardware)" % (
+            count_of(len(other), "Critical entry", "Critical entries"), " and ".join(kinds))
+    not_read = ""
+    if unread:
+        not_read = "; %s could not be read whole (see bmc.readout.log)" % count_of(len(unread), "log", "logs")
     if not critical:
-        return make_check("bmc.sel.critical", host, "pass", component="System event log", observed=0,
-                          expected="no Critical entries%s" % window,
-                          message="No Critical entries in the BMC log%s (%s read)" % (window, count_of(len(log), "entry", "entries")))
-    lines = ["%s %s: %s%s" % (entry.get("created") or "time unknown", entry.get("source") or "log", entry.get("message") or "",
-                              " (%s)" % entry["message_id"] if entry.get("message_id") else "")
-             for entry in critical[:SEL_EVIDENCE_MAX]]
+        status = "error" if unread else "pass"
+        return make_check("bmc.sel.critical", host, status, component="System event log", observed=0,
+                          expected=expected, remedy="investigate" if unread else None,
+                          message="No %s entries in the BMC log%s (%s read)%s%s"
+                                  % (what, window, count_of(len(log), "entry", "entries"), aside, not_read))
+    lines = [_log_line(entry) for entry in critical[:SEL_EVIDENCE_MAX]]
     if len(critical) > SEL_EVIDENCE_MAX:
         lines.append("… %d more" % (len(critical) - SEL_EVIDENCE_MAX))
     return make_check("bmc.sel.critical", host, "fail", component="System event log", observed=len(critical),
-                      expected="no Critical entries%s" % window,
-                      message="The BMC logged %s%s; read them before sign-off (the newest: %s)"
-                              % (count_of(len(critical), "Critical entry", "Critical entries"), window,
-                                 critical[-1].get("message") or "?"),
+                      expected=expected,
+                      message="The BMC logged %s%s; read them before sign-off (the newest: %s)%s%s"
+                              % (count_of(len(critical), what + " entry", what + " entries"), window,
+                                 critical[-1].get("message") or "?", aside, not_read),
                       remedy="investigate", evidence="\n".join(lines))
 
 
 # ------------------------------------------------------------------------------------------- entry points
 
-def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=None):
+def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=None, log_errors=None):
     """Judge one host's ``bmc`` facts. ``log``: the BMC log entries (``log`` of the log module), ``since``: ISO time
-    from which Critical entries count (``None``: all). ``thresholds`` is accepted for symmetry with the other
+    from which Critical entries count (``None``: all), ``log_errors``: the logs that could not be read whole
+    (``log_errors`` of redfish_log_info), each a ``bmc.readout.log`` error. ``thresholds`` is accepted for symmetry with the other
     families; the sensor limits are the BMC's own. Returns check records."""
     expected = expected or {}
     facts = bmc_facts or {}
@@ -298,7 +343,8 @@ def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=N
     checks.extend(_sensor_checks(host, facts.get("sensors") or []))
     checks.extend(_psu_checks(host, facts.get("power_supplies") or []))
     checks.extend(_fan_checks(host, facts.get("fans") or []))
-    checks.append(_sel_check(host, log, since))
+    checks.extend(_log_error_checks(host, log_errors))
+    checks.append(_sel_check(host, log, since, log_errors))
     checks.extend(inventory_checks(host, facts, expected))
     return checks
 

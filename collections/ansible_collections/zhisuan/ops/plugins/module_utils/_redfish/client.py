@@ -39,8 +39,8 @@ from ansible.module_utils.urls import Request, make_context
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCAuthError, BMCError, BMCHTTPError, BMCUnreachable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import (
     AUTH_MODES, EXPAND_BROKEN, EXPAND_QUERY, IDEMPOTENT, MASK, MAX_DEPTH, MAX_PAGES, MAX_RETRY_AFTER, RETRY_STATUSES, ROOT,
-    TOOL, as_dict, base_url, error_body, expand_supported, is_tls, link_uri, no_constant, read_error_body, redfish_message,
-    sessions_uri, with_query,
+    TOOL, as_dict, base_url, error_body, expand_supported, is_tls, link_uri, no_constant, read_error_body, recordable,
+    redfish_message, sessions_uri, with_query,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import depth_ok
 
@@ -209,19 +209,30 @@ class RedfishClient(object):
         for the rest of this client's session (a warning says so once). When the plain GET fails too, the
         collection itself is missing: that error is raised and ``$expand`` stays on (once an expanded GET has
         worked on this service, an expanded 404 is taken as a missing collection at once). A collection whose
-        ``Members`` is not a list is a BMCError."""
+        ``Members`` is not a list is a BMCError. A later page that cannot be read is an error for the collection
+        (``read_members`` keeps what was read instead)."""
+        result, failure = self.read_members(path, expand=expand)
+        if failure is not None and failure[1] is not None:
+            raise failure[1]
+        return result
+
+    def read_members(self, path, expand=True, max_pages=MAX_PAGES):
+        """``(members, failure)`` as ``members`` reads them, page by page, keeping the members of the pages read when
+        a later page cannot be read: ``failure`` is None, or ``(page URI, BMCError, text)`` for the page that failed
+        (``(next URI, None, text)`` when the collection has more than ``max_pages`` pages). A first page that
+        cannot be read raises, as ``members`` does."""
         if not (expand and self.can_expand):
-            return self._pages(path, None)
+            return self._pages(path, None, max_pages)
         why = None
         try:
             first = self.get(with_query(path, EXPAND_QUERY))
             if isinstance(first.get("Members"), list):
                 self._expand_works = True
                 if not any(error_body(member) is not None for member in first["Members"]):
-                    return self._pages(path, first)
+                    return self._pages(path, first, max_pages)
                 # a member expanded as an error body has lost its @odata.id: the collection is read plain and its
                 # members one by one, so the one that cannot be read is named (and $expand stays on)
-                return self._pages(path, None)
+                return self._pages(path, None, max_pages)
             why = "an answer without a Members list"
         except (BMCAuthError, BMCUnreachable):
             raise
@@ -234,7 +245,7 @@ class RedfishClient(object):
         plain = self.get(path)
         if isinstance(plain.get("Members"), list):
             self._expand_broken(path, why)
-        return self._pages(path, plain)
+        return self._pages(path, plain, max_pages)
 
     def _expand_broken(self, path, why):
         self.can_expand = False
@@ -242,13 +253,20 @@ class RedfishClient(object):
         self.warn("the BMC at %s advertises $expand but answered GET %s?%s with %s; reading each member instead "
                   "(and not using $expand again in this task)" % (self.address, path, EXPAND_QUERY, why))
 
-    def _pages(self, path, first):
+    def _pages(self, path, first, max_pages=MAX_PAGES):
         uri, page = path, first
         seen, found, result = set(), set(), []
-        while uri and uri not in seen and len(seen) < MAX_PAGES:
+        while uri and uri not in seen:
+            if len(seen) >= max_pages:
+                return result, (uri, None, "not read: the collection %s has more than %d pages" % (path, max_pages))
             seen.add(uri)
             if page is None:
-                page = self.get(uri)
+                try:
+                    page = self.get(uri)
+                except BMCError as exc:
+                    if uri == path or not recordable(exc):
+                        raise
+                    return result, (uri, exc, exc.detail)
             members = page.get("Members")
             if members is None:
                 members = []
@@ -263,7 +281,7 @@ class RedfishClient(object):
                 result.append(member if member.get("@odata.id") == ident else dict(member, **{"@odata.id": ident}))
             uri = link_uri(page.get("Members@odata.nextLink")) or link_uri(page.get("@odata.nextLink"))
             page = None
-        return result
+        return result, None
 
     def request(self, method, path, body=None, headers=None, authenticate=True):
         """Send one request (with retries) and return its ``Response``. HTTP errors and connection failures

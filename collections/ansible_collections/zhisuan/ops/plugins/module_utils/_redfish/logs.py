@@ -19,7 +19,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import T
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.tasks import TaskMonitor, task_location
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
-    link, log_entry_facts, log_source, odata_id, parse_time, text,
+    link, log_entry_facts, log_source, odata_id, parse_time, resource_id, text,
 )
 
 CHOICES = ("sel", "events", "all")
@@ -50,28 +50,141 @@ def parse_since(value, now=None):
     return moment
 
 
-def collect_log(service, which, since=None):
-    """Entries of the log services the adapter names for ``which``, in the order the BMC lists them. With
-    ``since``, entries created before it are left out; an entry whose time does not parse is kept."""
-    entries = []
-    for log_service in service.adapter.log_services(service, which):
+# Log services that hold no events: dumps, diagnostics, crash data, the BMC's own journal, host console and POST
+# codes (OpenBMC ``Journal``, ``HostLogger``, ``PostCodes``; Lenovo ``DiagnosticLog``).
+_NOT_EVENT_LOGS = re.compile(r"dump|diagnostic|debugtoken|crash|journal|hostlogger|console|postcode", re.IGNORECASE)
+# Log services of audit, security and maintenance records (Lenovo/AMI/OpenBMC ``AuditLog``, iLO 5 ``SL`` "Security
+# Log", Supermicro's "Maintenance Event Log" of logins, passwords and settings, Lenovo ``MaintenanceLog``).
+_AUDIT_LOGS = re.compile(r"audit|security|maintenance", re.IGNORECASE)
+# MessageIds of audit and security events (the last part of the id, any registry): ``Security.1.0.AccessDenied``,
+# ``Base.1.8.AccessDenied``, ``OpenBMC.0.1.InvalidLoginAttempted``, session and account changes.
+_AUDIT_MESSAGES = re.compile(
+    r"(AccessDenied|InsufficientPrivilege|NoValidSession|SessionLimitExceeded|Session(Created|Deleted|Terminated|"
+    r"Expired)|InvalidLogin\w*|Login\w*|Logout\w*|Authentication\w*|Account\w*|Password\w*|Privilege\w*|User\w*)$",
+    re.IGNORECASE)
+# Registries of management events that are not hardware: tasks, updates, the BMC's own resource bookkeeping.
+_INFO_REGISTRIES = re.compile(r"^(TaskEvent|Update|UpdateService|HPEFirmwareUpdate|JobEvent|License)\.", re.IGNORECASE)
+_AUDIT_WORDS = re.compile(r"\blog(?:in|on)\b.*\bfail|unauthori[sz]ed login|invalid (?:user|password|login)", re.IGNORECASE)
+MAX_LOG_PAGES = 200
+CLASSES = ("hardware", "audit", "informational")
+
+
+def is_event_service(log_service):
+    """Whether a LogService holds SEL, IML, event, fault or audit entries (not dumps, diagnostics, the BMC
+    journal or the host console)."""
+    words = " ".join(filter(None, [resource_id(log_service), text(log_service.get("Name")),
+                                   (odata_id(log_service) or "").rstrip("/").rsplit("/", 1)[-1]]))
+    return bool(words) and not _NOT_EVENT_LOGS.search(words) and not log_service.get("DiagnosticDataType")
+
+
+def is_audit_service(log_service):
+    words = " ".join(filter(None, [resource_id(log_service), text(log_service.get("Name"))]))
+    return bool(_AUDIT_LOGS.search(words))
+
+
+def classify_entry(entry, audit_service=False):
+    """``hardware``, ``audit`` (security and access records) or ``informational`` for one log entry (the raw
+    LogEntry). Audit: an entry of an audit/security log service, an HPE entry whose categories are Security only,
+    a MessageId of the ``Security`` registry or of an access/session/account event, a failed-login message.
+    Informational: Severity OK, or a MessageId of the task/update registries. Everything else is hardware, so
+    an unknown Critical entry is never passed over."""
+    message_id = text(entry.get("MessageId")) or ""
+    registry = message_id.split(".", 1)[0]
+    last = message_id.rsplit(".", 1)[-1]
+    oem = entry.get("Oem") if isinstance(entry.get("Oem"), dict) else {}
+    hpe = oem.get("Hpe") if isinstance(oem.get("Hpe"), dict) else {}
+    categories = [str(item).lower() for item in hpe.get("Categories") or [] if isinstance(item, str)] \
+        if isinstance(hpe.get("Categories"), list) else []
+    if audit_service or registry.lower() == "security" or (message_id and _AUDIT_MESSAGES.search(last)):
+        return "audit"
+    if categories and "security" in categories and "hardware" not in categories:
+        return "audit"
+    if _AUDIT_WORDS.search(text(entry.get("Message")) or ""):
+        return "audit"
+    severity = (text(entry.get("Severity")) or "").lower()
+    if severity == "ok" or _INFO_REGISTRIES.search(message_id):
+        return "informational"
+    return "hardware"
+
+
+def log_services_for(service, which):
+    """The LogServices to read for ``which``: those the vendor adapter names, then (``events``, ``all``) every
+    other event log of every System, Manager and Chassis (a blade BMC keeps its event log under the Manager,
+    where an adapter may not look); for ``sel``, when the adapter finds none, the SEL-typed (or IML) services
+    found so. Dumps, diagnostics, journals and consoles are left out. Each service once, adapter's first."""
+    listed = [item for item in service.adapter.log_services(service, which) or [] if isinstance(item, dict)]
+    found = listed
+    if which != "sel" or not listed:
+        owners = list(service.systems) + list(service.managers) + list(service.chassis or [])
+        discovered = []
+        for owner in owners:
+            uri = link(owner, "LogServices")
+            if uri:
+                discovered.extend(service.members(uri, keep=lambda member: not _NOT_EVENT_LOGS.search(
+                    member.rstrip("/").rsplit("/", 1)[-1])) or [])
+        if which == "sel":
+            discovered = [item for item in discovered
+                          if text(item.get("LogEntryType")) == "SEL" or (resource_id(item) or "").lower() in ("sel", "iml")]
+        found = listed + discovered
+    result, seen = [], set()
+    for item in found:
+        key = odata_id(item) or id(item)
+        if key in seen or not is_event_service(item):
+            continue
+        seen.add(key)
+        result.append(item)
+    return result
+
+
+def read_logs(service, which, since=None, max_pages=MAX_LOG_PAGES):
+    """``(entries, problems)``: the entries of every log service for ``which`` (``log_services_for``), in the order
+    the BMC lists them, each with its ``class`` (``classify_entry``); with ``since``, entries created before it
+    are left out (an entry whose time does not parse is kept). Pages are followed up to ``max_pages``; a page that
+    cannot be read keeps the entries read before it. ``problems`` lists each log that could not be read whole,
+    ``{log, source, resource, error, entries_read}``, and, when no log service could be found while reads
+    failed, one entry with ``log`` None naming them."""
+    entries, problems = [], []
+    before = len(service.errors)
+    services = log_services_for(service, which)
+    if not services and len(service.errors) > before:
+        failed = service.errors[before:]
+        problems.append({"log": None, "source": None, "resource": failed[0]["resource"], "entries_read": 0,
+                         "error": "no log service could be read: %s" % "; ".join(
+                             "%s: %s" % (item["resource"], item["error"]) for item in failed[:5])})
+    for log_service in services:
         source = log_source(log_service)
-        for item in service.members(link(log_service, "Entries")) or []:
+        audit = is_audit_service(log_service)
+        uri = link(log_service, "Entries")
+        if uri is None:
+            continue
+        items, failure = service.read_members(uri, max_pages)
+        read = 0
+        for item in items or []:
             fact = log_entry_facts(item, source)
+            fact["class"] = classify_entry(item, audit)
+            read += 1
             moment = parse_time(fact["created"])
             if since is not None and moment is not None and moment < since:
                 continue
             entries.append(fact)
-    return entries
+        if failure is not None:
+            problems.append({"log": odata_id(log_service), "source": source, "resource": failure["resource"],
+                             "error": failure["error"], "entries_read": read})
+    return entries, problems
+
+
+def collect_log(service, which, since=None):
+    """The entries of ``read_logs`` (without the problems)."""
+    return read_logs(service, which, since)[0]
 
 
 def run(module):
-    """redfish_log_info: ``{"log": [...], "vendor": ..., "errors": [...]}``."""
+    """redfish_log_info: ``{"log": [...], "log_errors": [...], "vendor": ..., "errors": [...]}``."""
     since = parse_since(module.params.get("since"))
     with connect(module) as client:
         service = RedfishService(client)
-        log = collect_log(service, module.params["log_services"], since)
-        return {"log": log, "vendor": service.adapter.name, "errors": list(service.errors)}
+        log, problems = read_logs(service, module.params["log_services"], since)
+        return {"log": log, "log_errors": problems, "vendor": service.adapter.name, "errors": list(service.errors)}
 
 
 # -- redfish_log_clear ------------------------------------------------------------------------------------------------

@@ -107,6 +107,29 @@ class RedfishService(object):
             return None
         return self.resolve(references, uri, keep=keep)
 
+    def read_members(self, uri, max_pages):
+        """``(members, failure)``: the member resources of the collection at ``uri`` page by page, up to
+        ``max_pages`` pages, keeping what was read when a later page fails. ``members`` is None when the collection
+        (its first page) cannot be read; ``failure`` is None or ``{"resource", "error"}`` naming the page that
+        could not be read (also noted in ``errors``). Members that fail one by one are noted as in ``members``."""
+        if not uri:
+            return None, None
+        try:
+            references, failure = self.client.read_members(uri, max_pages=max_pages)
+        except BMCError as exc:
+            if not recordable(exc):
+                raise
+            self.record(uri, exc)
+            return None, {"resource": uri, "error": error_text(exc)}
+        found = self.resolve(references, uri)
+        if failure is None:
+            return found, None
+        page, exc, why = failure
+        note = {"resource": page, "error": error_text(exc) if exc is not None else why}
+        self.errors.append(dict(note))
+        self.unread.append((page, note["error"]))
+        return found if found is not None else [], note
+
     def resolve(self, references, where, keep=None):
         """The resources behind ``references`` (members a service expanded are kept as they are, the others read one
         by one), each once. ``keep(uri)`` may skip some before they are read. Failures are noted as one entry for
