@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 
 import pytest
 
@@ -193,7 +194,11 @@ def test_store_and_load_history(tmp_path, sequence):
     assert history.load_history(str(tmp_path / "none")) == []
     odd = copy.deepcopy(sequence[0])
     odd["run"]["id"] = "../x y"
-    assert history.entry_name(odd) == "_x_y.json"
+    # made safe (no folder, no hidden file) and marked with a hash of the id, so "_x_y" keeps a file of its own
+    assert re.fullmatch(r"_x_y-[0-9a-f]{8}\.json", history.entry_name(odd))
+    plain = copy.deepcopy(odd)
+    plain["run"]["id"] = "_x_y"
+    assert history.entry_name(plain) == "_x_y.json"
 
 
 def test_store_run_error_names_the_folder(tmp_path, sequence):

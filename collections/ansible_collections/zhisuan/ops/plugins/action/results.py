@@ -19,6 +19,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import Fl
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import asset_rows, to_csv
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_dir import RunDirError, claim_run_dir
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import results_stats
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     atomic_write,
@@ -80,11 +81,31 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("run_id", "kind", "started", "playbook", "dest", "latest_link", "cluster_checks",
-                             "families", "diagnose", "fleet_baseline", "assets", "cluster_data"))
+                             "families", "diagnose", "fleet_baseline", "assets", "cluster_data", "claim", "out_root"))
+
+    def _claim(self, result):
+        """claim=true: the run's id and folder, created at the run's start (plugin_utils/_run_dir.py)."""
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            claim=dict(type="bool", required=True),
+            kind=dict(type="str", required=True,
+                      choices=["delivery", "burnin", "acceptance", "diagnose", "remediate", "inspect"]),
+            run_id=dict(type="str"),
+            dest=dict(type="path"),
+            out_root=dict(type="path", required=True),
+        ))
+        try:
+            run_id, dest = claim_run_dir(args["out_root"], args["kind"], run_id=args["run_id"] or None,
+                                         dest=args["dest"] or None)
+        except RunDirError as exc:
+            raise AnsibleActionFail("zhisuan.ops.results: %s" % exc)
+        result.update(changed=True, run_id=run_id, dest=os.path.abspath(dest))
+        return result
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
+        if self._task.args.get("claim"):
+            return self._claim(result)
         dummy, args = self.validate_argument_spec(argument_spec=dict(
             run_id=dict(type="str", required=True),
             kind=dict(type="str", required=True,
@@ -99,6 +120,8 @@ class ActionModule(ActionBase):
             fleet_baseline=dict(type="bool", default=False),
             assets=dict(type="bool", default=False),
             cluster_data=dict(type="dict", default={}),
+            claim=dict(type="bool", default=False),
+            out_root=dict(type="path"),
         ))
         hostvars = task_vars["hostvars"]
         hosts = {}

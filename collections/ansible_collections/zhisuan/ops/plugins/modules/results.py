@@ -35,27 +35,41 @@ attributes:
   diff_mode:
     support: none
 options:
+  claim:
+    description:
+      - Instead of writing the record, claim the run's id and folder at the run's start and return them (C(run_id),
+        C(dest)).
+      - "Without O(run_id) and O(dest) a new id is made, C(<YYYYmmddTHHMMSS>Z-<kind>-<microseconds><4 hex digits>),
+        so that two runs started in the same second get two ids, and its folder under O(out_root) is created with
+        one C(mkdir), which only one run can do; a taken folder is retried with a new id."
+      - A given O(run_id) or O(dest) is the user's choice and used as it is.
+    type: bool
+    default: false
+  out_root:
+    description: With O(claim), the folder the runs' folders are created in.
+    type: path
   run_id:
-    description: Identifier of the run, also the name of its directory.
+    description:
+      - Identifier of the run, also the name of its directory. Required to write the record; with O(claim), a fixed
+        id instead of a new one.
     type: str
-    required: true
   kind:
     description: What kind of run this was.
     type: str
     required: true
     choices: [delivery, burnin, acceptance, diagnose, remediate, inspect]
   started:
-    description: ISO 8601 time the run started.
+    description: ISO 8601 time the run started. Required to write the record.
     type: str
-    required: true
   playbook:
     description: The playbook that ran.
     type: str
     default: ""
   dest:
-    description: Directory to write C(results.json) and C(summary.txt) into; created when missing.
+    description:
+      - Directory to write C(results.json) and C(summary.txt) into; created when missing. Required to write the
+        record; with O(claim), a folder the inventory fixed (C(zhisuan_report_dir)).
     type: path
-    required: true
   latest_link:
     description: A symlink to point at O(dest) once the file is written, replaced atomically.
     type: path
@@ -110,6 +124,15 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+run_id:
+  description: With O(claim), the run's id.
+  returned: O(claim=true)
+  type: str
+  sample: 20261203T084512Z-inspect-0412779c1e
+dest:
+  description: The run's folder (with O(claim), the one claimed).
+  returned: success
+  type: str
 path:
   description: Path of the written C(results.json).
   returned: success

@@ -16,7 +16,6 @@ from __future__ import annotations
 import filecmp
 import json
 import os
-import re
 import shutil
 import statistics
 import tempfile
@@ -24,6 +23,7 @@ import tempfile
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
 from ansible_collections.zhisuan.ops.plugins.module_utils._text import natural_key
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import atomic_write
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_dir import safe_name
 
 PROBLEM = ("fail", "error")
 OUTLIER_PCT = 10.0
@@ -54,9 +54,10 @@ def run_key(results):
 
 
 def entry_name(results):
-    """The file name a run gets in the history folder: its id, made safe for a file name."""
+    """The file name a run gets in the history folder: its id, made safe for a file name (``safe_name``, the rule
+    every per-run and per-host file name follows)."""
     run_id = str((results.get("run") or {}).get("id") or "run")
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip(".") + ".json"
+    return safe_name(run_id, default="run") + ".json"
 
 
 def store_run(history_dir, results, src=None):
