@@ -277,3 +277,36 @@ def assert_not_all_pass(name, checks):
     """Damaged or empty input must never be judged healthy: at least one check is not a pass."""
     assert checks, "%s: no check at all" % name
     assert statuses(checks) != {"pass"}, "%s: every check passed on damaged input" % name
+
+
+def _retyped(value):
+    """The values of another type that a fact cache, a templated variable or an older module hands back for
+    ``value``: a string where a list or a number is, a list where a mapping is, None, numbers as strings, ..."""
+    choices = [None]
+    if isinstance(value, bool):
+        choices += [str(value), str(value).lower(), int(value), [value]]
+    elif isinstance(value, (int, float)):
+        choices += [str(value), "%s " % value, [value], {"value": value}, bool(value)]
+    elif isinstance(value, str):
+        choices += [[value], {"value": value}, len(value), value.split(), value.encode("utf-8", "replace").hex()[:40]]
+    elif isinstance(value, list):
+        choices += [json.dumps(value, default=str), ", ".join(str(item) for item in value),
+                    dict((str(index), item) for index, item in enumerate(value)), value[0] if value else {}, len(value)]
+    elif isinstance(value, dict):
+        choices += [list(value.values()), [[key, item] for key, item in value.items()], json.dumps(value, default=str),
+                    list(value), str(value)]
+    return choices
+
+
+@st.composite
+def type_mutations(draw, obj):
+    """A copy of real facts with one to three values (the whole document included) turned into another type: what
+    the judge may be handed instead of a module's fresh result."""
+    rounds = draw(st.integers(min_value=1, max_value=3))
+    for _ in range(rounds):
+        path = draw(st.sampled_from(list(_paths(obj))))
+        current = obj
+        for key in path:
+            current = current[key]
+        obj = _replace(obj, path, draw(st.sampled_from(_retyped(current))))
+    return obj

@@ -49,7 +49,7 @@ class Family(object):
     host's report facts for the family).
     """
 
-    def __init__(self, name, tool, facts_key, rules, summarize, collect=None):
+    def __init__(self, name, tool, facts_key, rules, summarize, collect=None, shapes=(dict,)):
         self.name = name
         self.tool = tool
         self.facts_key = facts_key
@@ -58,6 +58,8 @@ class Family(object):
         # ``(id suffix, component)`` of the collect-error check when two registry entries of one family share a tool
         # (dcgmi diag and dcgmi health): each failed collect is its own row, never two identical ones.
         self.collect = collect or (tool.replace("-", "_"), tool)
+        # the types its collect module returns the facts as (a mapping; the firmware inventory is a list or null)
+        self.shapes = shapes
 
 
 class Context(object):
@@ -196,7 +198,7 @@ FAMILIES = {
     "burn_stability": Family("burn", "nvidia-smi", "stability", _stability_rules, _stability_summary),
     # out-of-band (Redfish or IPMI, per bmc_protocol) and in-band delivery families
     "bmc": Family("bmc", "bmc", "bmc", _bmc_rules, _bmc_summary),
-    "baseline": Family("baseline", "bmc", "firmware", _baseline_rules, _baseline_summary),
+    "baseline": Family("baseline", "bmc", "firmware", _baseline_rules, _baseline_summary, shapes=(list, type(None))),
     "tuning": Family("tuning", "host", "host", _tuning_rules, lambda facts, profile, ctx: tuning_rules.summarize_tuning(facts)),
     # nccl-tests: one node (host checks) or a multi-node run (host "cluster"); the slow-node bisection's outcome
     "nccl": Family("nccl", "nccl-tests", "nccl", nccl_rules.family_rules, nccl_rules.family_summary),
@@ -260,19 +262,22 @@ def _a_setting(exc):
     return relative is not None and source.startswith("raise ")
 
 
-def _shape(value):
-    if isinstance(value, dict):
-        return "a mapping"
-    if value is None:
-        return "null"
-    return "a %s, not a mapping" % type(value).__name__
+_SHAPE_NAMES = {dict: "a mapping", list: "a list", type(None): "null"}
+
+
+def _shape(value, shapes=(dict,)):
+    """What ``value`` is, and what it should have been when it is none of ``shapes``."""
+    name = _SHAPE_NAMES.get(type(value)) or "a %s" % type(value).__name__
+    if isinstance(value, shapes):
+        return name
+    return "%s, not %s" % (name, " or ".join(_SHAPE_NAMES.get(shape, shape.__name__) for shape in shapes))
 
 
 def _facts_error(family, host, facts, exc=None):
     """The family's ``error`` check for facts that are not a mapping, or that its rules could not read (``exc``):
     what was wrong, and where the rules met it."""
     if exc is None:
-        what = "they are %s" % _shape(facts)
+        what = "they are %s" % _shape(facts, family.shapes)
     else:
         function, relative, line, _source = _where(exc)
         where = ", in %s (%s:%s)" % (function, relative, line) if relative else ""
@@ -281,10 +286,11 @@ def _facts_error(family, host, facts, exc=None):
     return make_check(
         "%s.collect.%s" % (family.name, suffix), host, "error",
         component=component, observed="facts of the wrong type",
-        expected="the facts %s returns (%s, a mapping)" % (component, family.facts_key),
+        expected="the facts %s returns (%s, %s)" % (
+            component, family.facts_key, " or ".join(_SHAPE_NAMES.get(shape, shape.__name__) for shape in family.shapes)),
         message="the %s facts of the %s family are of the wrong type (%s); collect them again (a fact cache or a "
                 "templated variable may hold a damaged copy)" % (family.facts_key, family.name, what),
-        remedy="investigate", evidence="facts (%s): %s" % (_shape(facts), repr(facts)[:500]))
+        remedy="investigate", evidence="facts (%s): %s" % (_shape(facts, family.shapes), repr(facts)[:500]))
 
 
 def judge_collected(family_name, host, collected, ctx=None):
@@ -299,8 +305,8 @@ def judge_collected(family_name, host, collected, ctx=None):
             return [], {}, False
         return [_collect_error(family, host, collected)], {}, False
     facts = collected[family.facts_key]
-    if not isinstance(facts, dict):
-        # every collect module returns its facts as a mapping: anything else is no reading at all
+    if not isinstance(facts, family.shapes):
+        # what the collect module never returns is no reading at all
         return [_facts_error(family, host, facts)], {}, False
     try:
         profile, checks = family.rules(host, facts, ctx)
