@@ -102,11 +102,12 @@ def test_a_saved_sacct_output_is_read_instead(tmp_path):
 
 def test_an_sacct_failure_costs_the_job_nothing(tmp_path):
     scontrol = program(tmp_path, "scontrol", "cat %s\n" % JOB)
-    sacct = program(tmp_path, "sacct", 'echo "sacct: error: Problem talking to the database: Connection refused" >&2; '
-                                       'exit 1\n')
+    # what the lab's real sacct (22.05.8, no slurmdbd) says: tests/fixtures/slurm/sacct-accounting-disabled.stderr
+    sacct = program(tmp_path, "sacct", "cat %s >&2; exit 1\n" % os.path.join(FIXTURES, "slurm",
+                                                                           "sacct-accounting-disabled.stderr"))
     module = CollectModule(params(scontrol_path=scontrol, sacct_path=sacct))
     job = collect_job_facts(module)["job"]
-    assert job["state"] == "FAILED" and job["events"] and "Connection refused" in job["accounting_error"]
+    assert job["state"] == "FAILED" and job["events"] and "accounting storage is disabled" in job["accounting_error"]
     assert module.warnings and module.warnings[0].startswith("sacct:")
     checks = dict((c["id"], c) for c in platform_checks({"job": job}, "job", hostmap={}, thresholds={})["checks"])
     assert checks["job.collect.sacct"]["status"] == "error" and "job.nccl.ras" in checks

@@ -29,12 +29,29 @@ options:
       - The C(scontrol) program, a name looked up in PATH or an absolute path (the roles pass C(zhisuan_tools.scontrol)).
     type: str
     default: scontrol
+  src:
+    description:
+      - A saved C(scontrol show node) output to read instead of running O(scontrol_path) (a file a site sent) - the
+        C(-o) form (one node a line) or the multi-line form an operator pastes (Slurm 17.11 to 24.x), detected line
+        by line. A node record it cannot read is a warning naming its line; the other nodes are read.
+      - The partitions are then read from O(partition_src), else not at all (RV(slurm.partitions) is empty).
+    type: path
+  partition_src:
+    description: A saved C(scontrol show partition) output (either form), with O(src).
+    type: path
 """
 
 EXAMPLES = r"""
 - name: Read the Slurm nodes and partitions
   zhisuan.ops.slurm_node_info:
     scontrol_path: "{{ zhisuan_tools.scontrol | default('scontrol') }}"
+  delegate_to: localhost
+  run_once: true
+  register: slurm
+
+- name: Read the nodes from the 'scontrol show node' a site pasted into its ticket
+  zhisuan.ops.slurm_node_info:
+    src: /var/tmp/case-1234/scontrol-show-node.txt
   delegate_to: localhost
   run_once: true
   register: slurm
@@ -53,6 +70,10 @@ slurm:
     partitions:
       description: Partition name -> C(state) (UP, DOWN, DRAIN, INACTIVE), C(nodes), C(default).
       type: dict
+    warnings:
+      description: The node records that could not be read, each naming its line.
+      type: list
+      elements: str
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
@@ -60,7 +81,8 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm_nodes imp
 
 
 def main():
-    run_module(dict(scontrol_path=dict(type="str", default="scontrol")), collect_slurm_facts)
+    run_module(dict(scontrol_path=dict(type="str", default="scontrol"), src=dict(type="path"),
+                    partition_src=dict(type="path")), collect_slurm_facts)
 
 
 if __name__ == "__main__":

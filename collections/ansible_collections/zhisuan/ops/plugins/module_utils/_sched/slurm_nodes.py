@@ -18,7 +18,8 @@ import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
-from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm import _fields, parse_scontrol_nodes
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.scontrol_text import one_line, records
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm import _fields, parse_scontrol_line
 
 _GRES_GPU = re.compile(r"^gpu(?::[^:,()]+)?:(?P<count>\d+)(?:\([^)]*\))?$")
 _DURATION = re.compile(r"^(?:(?P<d>\d+)-)?(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)$")
@@ -36,12 +37,25 @@ def gres_gpus(gres):
     return total
 
 
-def parse_nodes(text):
-    """``scontrol -o show node`` -> {name: node} (slurm.py's node dict plus ``gpus``)."""
+def parse_nodes(text, warnings=None):
+    """``scontrol -o show node`` or the multi-line ``scontrol show node`` (scontrol_text.records) -> {name: node}
+    (slurm.py's node dict plus ``gpus``). A record it cannot read is a warning naming its line (appended to
+    ``warnings``), never the refusal of the others; only an output without one readable node raises."""
     out = {}
-    for node in parse_scontrol_nodes(text):
+    problems = []
+    for number, record in records(text or ""):
+        try:
+            node = parse_scontrol_line(record)
+        except ParseError as exc:
+            problems.append("line %d: %s" % (number, exc.detail))
+            continue
         node["gpus"] = gres_gpus(node.get("gres"))
         out[node["name"]] = node
+    if not out:
+        raise ParseError("scontrol", "no node in the output of 'scontrol show node'%s"
+                         % ("; %s" % problems[0] if problems else ""))
+    if warnings is not None:
+        warnings.extend(problems[:50])
     return out
 
 
@@ -140,16 +154,35 @@ def _scontrol(scontrol, args, timeout):
     return res.stdout
 
 
-def collect(scontrol="scontrol", timeout=60):
-    """``{nodes, partitions}`` of the whole cluster, through the seam."""
-    return {"nodes": parse_nodes(_scontrol(scontrol, ["show", "node"], timeout)),
-            "partitions": parse_partitions(_scontrol(scontrol, ["show", "partition"], timeout))}
+def collect(scontrol="scontrol", timeout=60, src=None, partition_src=None):
+    """``{nodes, partitions, warnings}`` of the whole cluster, through the seam, or from saved outputs (``src``: a
+    ``scontrol show node`` either form; ``partition_src``: ``scontrol -o show partition``)."""
+    warnings = []
+    nodes = parse_nodes(_saved(src) if src else _scontrol(scontrol, ["show", "node"], timeout), warnings)
+    if partition_src:
+        partitions = parse_partitions(one_line(_saved(partition_src)))
+    elif src:
+        partitions = {}
+    else:
+        partitions = parse_partitions(_scontrol(scontrol, ["show", "partition"], timeout))
+    return {"nodes": nodes, "partitions": partitions, "warnings": warnings}
+
+
+def _saved(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise ToolFailed("scontrol", "cannot read the saved output %s: %s" % (path, exc.strerror or exc))
 
 
 def collect_slurm_facts(module):
     """The runner of zhisuan.ops.slurm_node_info."""
     params = module.params
-    return {"slurm": collect(params["scontrol_path"], params["timeout"])}
+    facts = collect(params["scontrol_path"], params["timeout"], params.get("src"), params.get("partition_src"))
+    for warning in facts["warnings"][:10]:
+        module.warn("scontrol show node: %s" % warning)
+    return {"slurm": facts}
 
 
 def read_job(job_id, scontrol="scontrol", timeout=60):
