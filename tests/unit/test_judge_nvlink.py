@@ -236,3 +236,15 @@ def test_fabric_training_warns_and_failure_fails():
         "        Status                                         : Failure", 1)
     facts = nvlink.attach(nvidia_smi.parse(failed), nvlink.parse_status(read("excerpt-h100-80gb-hbm3-nvlink-s.txt")))
     assert fabric_checks(facts) == [("GPU 0", "fail", "Completed / Failure", "investigate")]
+
+
+def test_a_block_read_in_part_warns_and_a_link_seen_down_still_fails():
+    # issue 23: the real H100 excerpt with one link line elided - 17 links seen up, none seen down
+    text = read("excerpt-h100-80gb-hbm3-nvlink-s.txt").replace("\t Link 7: 26.562 GB/s", "\t ...")
+    links, dummy = nvlink_checks(h100(text))
+    assert brief([links]) == [("gpu.nvlink.links", "warn", 17, ">= 18", "investigate")]
+    assert "could not be read" in links["message"]
+    # the same with another link down: the inactive link is seen, a fail
+    text = text.replace("Link 9: 26.562 GB/s", "Link 9: <inactive>")
+    links, dummy = nvlink_checks(h100(text))
+    assert brief([links]) == [("gpu.nvlink.links", "fail", 16, ">= 18", "reset_gpu")]

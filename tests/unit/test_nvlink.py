@@ -132,18 +132,45 @@ def test_old_driver_header_without_uuid():
     (read("q-x-tesla-t4-515.xml"),
      "nvidia-smi nvlink: line 1 is not a 'GPU n: <name> (UUID: ...)' header, so this is not nvidia-smi nvlink -s "
      "output: '<?xml version=\"1.0\" ?>'"),
-    ("\t Link 0: 25 GB/s\n" + read("nvlink-s-a100-sxm4-healthy.txt"),
-     "nvidia-smi nvlink: line 1 is not a 'GPU n: <name> (UUID: ...)' header, so this is not nvidia-smi nvlink -s "
-     "output: 'Link 0: 25 GB/s'"),
-    (read("nvlink-s-a100-sxm4-healthy.txt").replace("Link 1: 25 GB/s", "Link 0: 25 GB/s"),
-     "nvidia-smi nvlink: GPU 7 lists link 0 twice (line 'Link 0: 25 GB/s')"),
-    (read("nvlink-s-a100-sxm4-healthy.txt") * 2, "nvidia-smi nvlink: GPU 7 appears twice (line 14)"),
 ])
 def test_not_nvlink_output_is_a_parse_error(text, message):
     with pytest.raises(ParseError) as info:
         nvlink.parse_status(text)
     assert info.value.message == message
     assert info.value.tool == "nvidia-smi nvlink"
+
+
+# Issue 23: these three were refusals of the whole output; one unreadable line now is a warning naming it, and the
+# rest of the output is read (the inactive links of the other lines are still seen).
+@pytest.mark.parametrize("text, warning, links", [
+    ("\t Link 0: 25 GB/s\n" + read("nvlink-s-a100-sxm4-healthy.txt"),
+     "nvidia-smi nvlink: unread line 1 'Link 0: 25 GB/s' before the first GPU header; please report", 12),
+    (read("nvlink-s-a100-sxm4-healthy.txt").replace("Link 1: 25 GB/s", "Link 0: 25 GB/s"),
+     "nvidia-smi nvlink: GPU 7 lists link 0 twice (line 'Link 0: 25 GB/s'): the repeat is skipped", 11),
+    (read("nvlink-s-a100-sxm4-healthy.txt") * 2,
+     "nvidia-smi nvlink: GPU 7 appears twice (line 14): the repeated block is skipped", 12),
+])
+def test_one_unreadable_line_is_a_warning_and_the_rest_is_read(text, warning, links):
+    warnings = []
+    [entry] = nvlink.parse_status(text, warn=warnings.append)
+    assert warning in warnings
+    assert (entry["index"], entry["nvlink"]["total"], entry["nvlink"]["active"]) == (7, links, links)
+
+
+def test_an_elided_or_damaged_line_keeps_the_inactive_links_of_the_rest():
+    lines = read("nvlink-status-a100-sxm4-8gpu.txt").splitlines(True)
+    gpu1 = next(i for i, line in enumerate(lines) if line.startswith("GPU 1:"))
+    lines[2] = "         ...\n"                        # GPU 0's Link 1 line: an elision mark
+    lines[gpu1 + 4] = "         Link 3: 2\ufffd GB/\n"   # GPU 1's Link 3 line: damaged
+    lines[gpu1 + 6] = "         Link 5: <inactive>\n"   # GPU 1's Link 5 edited down
+    warnings = []
+    status = nvlink.parse_status("".join(lines), warn=warnings.append)
+    assert len(status) == 8
+    assert any("skipped an elision line '...' in the block of GPU 0" in w for w in warnings)
+    assert status[0]["nvlink"]["partial"] is True and status[0]["nvlink"]["total"] == 11
+    assert any("GPU 1 link 3" in w for w in warnings)
+    assert [link["link"] for link in status[1]["nvlink"]["links"] if not link["active"]] == [3, 5]
+    assert "partial" not in status[2]["nvlink"]
 
 
 # ------------------------------------------------------------------------------------- matching to GPUs
@@ -198,3 +225,4 @@ def test_gpu_not_in_q_output_is_ignored_with_a_warning_and_missing_gpu_is_none()
     status, _ = parse(read("nvlink-status-a100-sxm4-8gpu.txt"))
     result = nvlink.attach(gpu_facts(A100_8GPU_UUIDS), status[:7])  # GPU 7 not printed by nvlink -s
     assert [g["nvlink"] is None for g in result["gpus"]] == [False] * 7 + [True]
+

@@ -16,6 +16,11 @@ What the driver prints, per GPU (all forms seen in real captures, tests/fixtures
   ``inActive``), ``Nvlink queries are not supported for Devices in MIG mode``.
 
 An empty output (older drivers on PCIe cards) means no GPU reports NVLink.
+
+Every line is read alone (issue 23): a line that cannot be read - before the first GPU header, an elision mark
+(``...``, ``[...]``), a damaged ``Link`` line, a link or a GPU listed twice - is a warning naming the line, and
+the rest is read, so the inactive links of the other lines are still seen. A block with such a line is marked
+``partial`` (its link count is not the GPU's whole count). Only text with no GPU header at all is refused.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ _LINK_RE = re.compile(r"^Link ([0-9]{1,4}): (.*)$", re.ASCII)
 _SPEED_RE = re.compile(r"^([0-9]{1,5}(?:\.[0-9]{1,6})?) GB/s$", re.ASCII)
 _MAX_SPEED_GBS = 10000.0
 _INACTIVE = "<inactive>"
+_ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*\.{3}\s*\])$")
+_LINKISH_RE = re.compile(r"^Link\b", re.IGNORECASE)
 
 # Messages printed instead of the links, lower-cased.
 _NO_NVLINK = "device does not have or support nvlink"
@@ -42,14 +49,17 @@ _MIG = "nvlink queries are not supported for devices in mig mode"
 
 def _new_block(match, line_no):
     return {"index": int(match.group(1)), "name": match.group(2).strip() or None, "uuid": match.group(3),
-            "links": [], "messages": [], "line": line_no}
+            "links": [], "messages": [], "line": line_no, "partial": False}
 
 
 def _link(block, match, line, emit):
     number = int(match.group(1))
     value = match.group(2).strip()
     if any(link["link"] == number for link in block["links"]):
-        raise ParseError(TOOL, "GPU %d lists link %d twice (line %r)" % (block["index"], number, line))
+        emit("nvidia-smi nvlink: GPU %d lists link %d twice (line %r): the repeat is skipped"
+             % (block["index"], number, line[:80]))
+        block["partial"] = True
+        return
     speed = _SPEED_RE.match(value)
     if speed and float(speed.group(1)) <= _MAX_SPEED_GBS:
         block["links"].append({"link": number, "active": True, "speed_gbs": float(speed.group(1))})
@@ -69,8 +79,11 @@ def _status(block, emit):
         for text in messages:
             emit("nvidia-smi nvlink: unexpected line %r in the block of GPU %d; please report" % (text[:60], block["index"]))
         active = sum(1 for link in links if link["active"])
-        return {"links": sorted(links, key=lambda link: link["link"]), "active": active, "total": len(links),
-                "message": None}
+        result = {"links": sorted(links, key=lambda link: link["link"]), "active": active, "total": len(links),
+                  "message": None}
+        if block["partial"]:
+            result["partial"] = True
+        return result
     if not messages:
         emit("nvidia-smi nvlink: GPU %d printed no link; taken as no NVLink" % block["index"])
         return None
@@ -100,12 +113,13 @@ def _parse_status(text, warn=None):
     in printed order). ``nvlink`` is ``None`` for a GPU without NVLink, else
     ``{links: [{link, active, speed_gbs}], active, total, message}``.
 
-    Raises ParseError for output that is not ``nvlink -s`` output (text before the first GPU header, a link
-    listed twice, a repeated GPU header).
+    Raises ParseError for output that is not ``nvlink -s`` output (text but no GPU header at all); every other
+    line it cannot read is a warning (see the module docstring).
     """
     emit = warn_once(warn)
     blocks = []
     current = None
+    skipped = []
     for line_no, raw in enumerate((text or "").splitlines(), 1):
         line = raw.strip()
         if not line:
@@ -114,17 +128,36 @@ def _parse_status(text, warn=None):
         if header and not raw[:1].isspace():
             current = _new_block(header, line_no)
             if any(block["index"] == current["index"] for block in blocks):
-                raise ParseError(TOOL, "GPU %d appears twice (line %d)" % (current["index"], line_no))
+                emit("nvidia-smi nvlink: GPU %d appears twice (line %d): the repeated block is skipped"
+                     % (current["index"], line_no))
+                current["skip"] = True
+                continue
             blocks.append(current)
             continue
         if current is None:
-            raise ParseError(TOOL, "line %d is not a 'GPU n: <name> (UUID: ...)' header, so this is not "
-                                   "nvidia-smi nvlink -s output: %r" % (line_no, line[:80]))
+            skipped.append((line_no, line))
+            continue
+        if current.get("skip"):
+            continue
         link = _LINK_RE.match(line)
         if link:
             _link(current, link, line, emit)
+        elif _ELISION_RE.match(line):
+            emit("nvidia-smi nvlink: skipped an elision line %r in the block of GPU %d: its links are listed in part"
+                 % (line[:20], current["index"]))
+            current["partial"] = True
+        elif _LINKISH_RE.match(line) or current["links"]:
+            emit("nvidia-smi nvlink: unread line %d %r in the block of GPU %d; please report"
+                 % (line_no, line[:80], current["index"]))
+            current["partial"] = True
         else:
             current["messages"].append(line)
+    if skipped and not blocks:
+        line_no, line = skipped[0]
+        raise ParseError(TOOL, "line %d is not a 'GPU n: <name> (UUID: ...)' header, so this is not "
+                               "nvidia-smi nvlink -s output: %r" % (line_no, line[:80]))
+    for line_no, line in skipped[:5]:
+        emit("nvidia-smi nvlink: unread line %d %r before the first GPU header; please report" % (line_no, line[:80]))
     return [{"index": block["index"], "name": block["name"], "uuid": block["uuid"], "nvlink": _status(block, emit)}
             for block in blocks]
 

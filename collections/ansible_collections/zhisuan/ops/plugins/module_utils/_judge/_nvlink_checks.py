@@ -151,6 +151,13 @@ def _links(ctx, profile):
                 evidence=evidence)
         return
     expected = ">= %s" % fmt(want)
+    if active < want and status.get("partial") and not down:
+        # lines of this GPU's block could not be read (elided or damaged output): the links not seen are unknown
+        ctx.add("gpu.nvlink.links", "warn", observed=active, expected=expected,
+                message="%s: %s of %s NVLinks seen active, the rest of its nvlink -s block could not be read "
+                        "(elided or damaged lines); read nvidia-smi nvlink -s again" % (label, fmt(active), fmt(want)),
+                remedy="investigate", evidence=evidence + "; nvlink -s block read in part")
+        return
     if active < want:
         which = (" (link %s inactive)" % _ranges(down)) if down else (" (%s)" % status["message"] if status.get("message") else "")
         ctx.add("gpu.nvlink.links", "fail", observed=active, expected=expected,
