@@ -12,7 +12,7 @@ from __future__ import annotations
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import DEFAULT_TIMEOUT
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import DEFAULT_TIMEOUT, set_output_limit
 
 # AnsibleModule's keywords for combinations of options, passed on by run_module.
 CHECK_KEYWORDS = ("mutually_exclusive", "required_together", "required_one_of", "required_if", "required_by")
@@ -20,6 +20,8 @@ CHECK_KEYWORDS = ("mutually_exclusive", "required_together", "required_one_of", 
 # Mirrored 1:1 by plugins/doc_fragments/_tool.py.
 TOOL_ARGSPEC = {
     "timeout": {"type": "int", "default": DEFAULT_TIMEOUT},
+    # MiB; unset: the per-tool caps of _runner.MAX_OUTPUT_MIB
+    "max_output": {"type": "int"},
 }
 
 
@@ -44,6 +46,7 @@ def run_module(argument_spec, runner, supports_check_mode=True, shared=(TOOL_ARG
     module = AnsibleModule(argument_spec=spec, supports_check_mode=supports_check_mode, **checks)
     try:
         check_timeout(module.params)
+        apply_output_limit(module.params)
         result = runner(module)
     except ZhisuanError as exc:
         module.fail_json(**failure_fields(exc))
@@ -55,6 +58,15 @@ def check_timeout(params):
     """Raise OptionError when the ``timeout`` option is set and not a positive number of seconds."""
     if params.get("timeout") is not None and params["timeout"] <= 0:
         raise OptionError("timeout", "timeout must be a positive number of seconds, got %s" % params["timeout"])
+
+
+def apply_output_limit(params):
+    """Set the ``max_output`` option (MiB) as the output cap of every program run from now on (``None``: the
+    per-tool defaults). Raises OptionError when it is not a positive number."""
+    value = params.get("max_output")
+    if value is not None and value <= 0:
+        raise OptionError("max_output", "max_output must be a positive number of MiB, got %s" % value)
+    set_output_limit(value)
 
 
 def failure_fields(exc):

@@ -17,7 +17,7 @@ import time
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._base import TOOL_ARGSPEC, check_timeout, failure_fields
+from ansible_collections.zhisuan.ops.plugins.module_utils._base import TOOL_ARGSPEC, apply_output_limit, check_timeout, failure_fields
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 
 
@@ -96,9 +96,13 @@ def collect_one(module, name, given):
                 "msg": "%s: %s" % (family.module, exc)}
     try:
         check_timeout(params)
+        apply_output_limit(params)
         result = family.collect(FamilyModule(module, params))
     except ZhisuanError as exc:
         return dict(failure_fields(exc), failed=True)
+    finally:
+        # each family's own cap: the next family starts from the per-tool defaults
+        apply_output_limit({})
     result.setdefault("changed", False)
     return result
 

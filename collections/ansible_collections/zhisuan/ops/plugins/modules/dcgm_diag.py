@@ -22,6 +22,7 @@ description:
   - The diagnostic stresses the GPUs (levels 2 to 4 for minutes to hours); run it on drained nodes.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
+  - zhisuan.ops._tool.max_output
 attributes:
   check_mode:
     support: none

@@ -24,6 +24,7 @@ description:
   - The jobs write files in O(directory) (C(<job>.<clone>.<file>)); with O(cleanup) they are deleted afterwards.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
+  - zhisuan.ops._tool.max_output
 attributes:
   check_mode:
     support: none

@@ -28,6 +28,7 @@ description:
   - The copies load the PCIe links and NVLinks for seconds to minutes; run it on a node without jobs.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
+  - zhisuan.ops._tool.max_output
   - zhisuan.ops._attributes.info_module
   - zhisuan.ops._attributes.actiongroup_gpu
 options:

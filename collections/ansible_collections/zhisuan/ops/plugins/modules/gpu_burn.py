@@ -23,6 +23,7 @@ description:
     Drive long burns with C(async) and C(poll) (or C(async_status)) so the SSH connection does not stay open.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
+  - zhisuan.ops._tool.max_output
 attributes:
   check_mode:
     support: none

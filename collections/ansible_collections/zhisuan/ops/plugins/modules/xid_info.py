@@ -169,7 +169,7 @@ xid:
       type: int
     xid_lines_dropped:
       description:
-        - Xid lines read but not kept: the log is read as a stream and at most 4000 Xid lines are kept (the first
+        - Xid lines read but not kept. The log is read as a stream and at most 4000 Xid lines are kept (the first
           2000 and the last 2000), so an Xid storm costs the node bounded memory. V(0) when all were kept.
       type: int
     command:

@@ -26,17 +26,25 @@ def _tool(role_var, tool, default):
     return ((role_var, ("zhisuan_tools", tool)), default)
 
 
+def _cap(role_var, tool):
+    """The output cap (MiB) of a family's programs: the role's variable, else zhisuan_tool_max_output keyed like
+    zhisuan_tools; unset leaves the runner's per-tool default."""
+    return ((role_var, ("zhisuan_tool_max_output", tool)), None, "int_or_none")
+
+
 # family -> option -> (sources, default[, conversion])
 COLLECT = {
     "gpu": {
         "nvidia_smi_path": _tool("check_gpu_nvidia_smi", "nvidia_smi", "nvidia-smi"),
         "timeout": (("check_gpu_timeout",), 60),
+        "max_output": _cap("check_gpu_max_output", "nvidia_smi"),
         "nvlink_errors_window": (("check_gpu_nvlink_errors_window", ("zhisuan_thresholds", "gpu", "nvlink_errors_window_s")),
                                  0, "int"),
     },
     "gpu_bandwidth": {
         "nvbandwidth_path": _tool("check_gpu_nvbandwidth", "nvbandwidth", "nvbandwidth"),
         "timeout": (("check_gpu_bandwidth_timeout",), 900, "int"),
+        "max_output": _cap("check_gpu_bandwidth_max_output", "nvbandwidth"),
     },
     "xid": {
         "journalctl_path": _tool("check_xid_journalctl", "journalctl", "journalctl"),
@@ -44,6 +52,7 @@ COLLECT = {
         "since": (("check_xid_since", "zhisuan_xid_since"), "-24h"),
         "source": (("check_xid_source",), "auto"),
         "timeout": (("check_xid_timeout",), 60),
+        "max_output": _cap("check_xid_max_output", "journalctl"),
     },
     "dcgm": {
         # check_node_dcgm_level is the check_node role's (the run's level); the others the check_dcgm role's chain
@@ -51,10 +60,12 @@ COLLECT = {
         "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
         # empty: the module's default for the level
         "timeout": (("check_dcgm_timeout",), None, "int_or_none"),
+        "max_output": _cap("check_dcgm_max_output", "dcgmi"),
     },
     "dcgm_health": {
         "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
         "timeout": (("check_node_dcgm_health_timeout", "check_dcgm_health_timeout"), 60, "int"),
+        "max_output": _cap("check_dcgm_max_output", "dcgmi"),
     },
     "tuning": {
         "nvidia_smi_path": _tool("check_tuning_nvidia_smi", "nvidia_smi", "nvidia-smi"),
@@ -67,6 +78,7 @@ COLLECT = {
         # the sysctl keys the expected tuning names (their values are judged on the controller)
         "sysctl_keys": (("check_tuning_sysctl_keys", ("zhisuan_expected", "tuning", "sysctl")), {}, "keys"),
         "timeout": (("check_tuning_timeout",), 60),
+        "max_output": _cap("check_tuning_max_output", "lspci"),
     },
 }
 
