@@ -39,6 +39,16 @@ options:
     description:
       - The kubeconfig context (C(--context)); the current context when omitted.
     type: str
+  src:
+    description:
+      - A saved C(kubectl get nodes) output to read instead of running O(kubectl_path) (a file a site sent) - C(-o json)
+        or C(-o yaml) (C(kubectl), or C(oc) of OpenShift), detected from the content. A damaged YAML document is read
+        item by item; an item it cannot read is a warning naming its line.
+      - The pods are then read from O(pods_src), else not at all (RV(k8s.pods) is empty).
+    type: path
+  pods_src:
+    description: A saved C(kubectl get pods --all-namespaces) output (C(-o json) or C(-o yaml)), with O(src).
+    type: path
 """
 
 EXAMPLES = r"""
@@ -46,6 +56,14 @@ EXAMPLES = r"""
   zhisuan.ops.k8s_node_info:
     kubeconfig: /etc/zhisuan/kubeconfig
     context: gpu-prod
+  delegate_to: localhost
+  run_once: true
+  register: k8s
+
+- name: Read the nodes and pods a site sent as 'kubectl get ... -o yaml'
+  zhisuan.ops.k8s_node_info:
+    src: /var/tmp/case-1234/nodes.yaml
+    pods_src: /var/tmp/case-1234/pods.yaml
   delegate_to: localhost
   run_once: true
   register: k8s
@@ -71,6 +89,10 @@ k8s:
     context:
       description: The context asked for (V(null) for the current one).
       type: str
+    warnings:
+      description: What could not be read of a damaged YAML output, each naming its line.
+      type: list
+      elements: str
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
@@ -82,6 +104,8 @@ def main():
         kubectl_path=dict(type="str", default="kubectl"),
         kubeconfig=dict(type="path"),
         context=dict(type="str"),
+        src=dict(type="path"),
+        pods_src=dict(type="path"),
     ), collect_k8s_facts)
 
 

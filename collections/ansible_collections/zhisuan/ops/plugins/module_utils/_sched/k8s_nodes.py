@@ -6,7 +6,9 @@
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
 """The GPU platform of a Kubernetes cluster, read: pure parsers of ``kubectl get nodes -o json`` and
-``kubectl get pods --all-namespaces -o json``, and the collector (k8s_node_info) that runs the two through the seam.
+``kubectl get pods --all-namespaces -o json`` - and of their ``-o yaml`` form (``kubectl`` and ``oc``), item by item:
+an item the YAML reader cannot read is a warning naming its line, the others are read - and the collector
+(k8s_node_info) that runs the two through the seam or reads saved outputs (``src``, ``pods_src``).
 
 A node becomes::
 
@@ -24,7 +26,7 @@ operator)::
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none, to_int
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.k8s import ANNOTATION
@@ -51,7 +53,78 @@ def _list(value):
     return value if isinstance(value, list) else []
 
 
-def _load_list(text, what):
+def _yaml_loader():
+    """PyYAML's safe loader that keeps times as text (as the JSON form gives them); None without PyYAML."""
+    try:
+        import yaml
+    except ImportError:
+        return None, None
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.yaml_implicit_resolvers = dict(
+        (key, [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"])
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items())
+    return yaml, Loader
+
+
+def _yaml_items(text, what, warnings):
+    """The ``items`` of a ``-o yaml`` list; a document YAML cannot read whole is read item by item (each ``- `` at
+    the start of a line under ``items:``), an unreadable item a warning naming its first line."""
+    yaml, loader = _yaml_loader()
+    if yaml is None:
+        raise ParseError("kubectl", "'%s' output is YAML and PyYAML (which Ansible itself needs) is not importable"
+                         % what)
+    try:
+        doc = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+            return doc["items"]
+        if isinstance(doc, dict) and doc.get("kind") and doc.get("metadata"):
+            return [doc]  # one object (kubectl get node NAME -o yaml)
+        if not isinstance(doc, dict):
+            raise ParseError("kubectl", "'%s' output is not JSON, nor a YAML document (it reads as a %s)"
+                             % (what, type(doc).__name__))
+        raise ParseError("kubectl", "'%s' output has no 'items' list" % what)
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        first_error = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == "items:"), None)
+    if start is None:
+        raise ParseError("kubectl", "'%s' output is neither JSON nor readable YAML: %s" % (what, first_error))
+    chunks, current = [], None
+    for number in range(start + 1, len(lines)):
+        line = lines[number]
+        if line.startswith("- "):
+            current = [number + 1, [line[2:]]]
+            chunks.append(current)
+        elif line.startswith("  ") and current is not None:
+            current[1].append(line[2:])
+        elif line.strip() and not line.startswith(" "):
+            current = None  # the list's end (kind: List, metadata:)
+    items = []
+    for number, body in chunks:
+        try:
+            item = yaml.load("\n".join(body), Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+            warnings.append("line %d: an item YAML cannot read (%s): left out"
+                            % (number, str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__))
+            continue
+        if isinstance(item, dict):
+            items.append(item)
+        else:
+            warnings.append("line %d: an item that is not a mapping: left out" % number)
+    if not items:
+        raise ParseError("kubectl", "'%s' output: no item of its YAML could be read: %s" % (what, first_error))
+    warnings.insert(0, "the YAML document is damaged (%s): read item by item, %d read" % (first_error, len(items)))
+    return items
+
+
+def _load_list(text, what, warnings=None):
+    warnings = [] if warnings is None else warnings
+    stripped = text.lstrip() if isinstance(text, str) else ""
+    if stripped and not stripped.startswith(("{", "[")):
+        return _yaml_items(text, what.replace("-o json", "-o yaml"), warnings)
     doc = load_json(text, "kubectl", "'" + what + "' output is not JSON: %s")
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
         raise ParseError("kubectl", "'%s' output has no 'items' list" % what)
@@ -114,12 +187,22 @@ def node_of(item):
             "kubelet_version": text_or_none(_map(status.get("nodeInfo")).get("kubeletVersion"))}
 
 
-def parse_nodes(text):
-    """``kubectl get nodes -o json`` -> {name: node}."""
+def parse_nodes(text, warnings=None):
+    """``kubectl get nodes -o json`` or ``-o yaml`` -> {name: node} (YAML items it cannot read: ``warnings``)."""
     nodes = {}
-    for item in _load_list(text, "kubectl get nodes -o json"):
-        node = node_of(item)
+    problems = []
+    for index, item in enumerate(_load_list(text, "kubectl get nodes -o json", warnings)):
+        try:
+            node = node_of(item)
+        except ParseError as exc:
+            # one unreadable item (a truncated output's last one) costs only itself
+            problems.append(exc)
+            if warnings is not None:
+                warnings.append("items[%d]: %s: left out" % (index, exc.detail))
+            continue
         nodes[node["name"]] = node
+    if problems and not nodes:
+        raise problems[0]
     return nodes
 
 
@@ -184,20 +267,42 @@ def pod_of(item):
             "restarts": sum(c["restarts"] for c in inits + mains), "containers": inits + mains}
 
 
-def parse_pods(text):
-    """``kubectl get pods --all-namespaces -o json`` -> the GPU platform's pods (others are left out)."""
-    return [pod for pod in (pod_of(item) for item in _load_list(text, "kubectl get pods -o json")) if pod]
+def parse_pods(text, warnings=None):
+    """``kubectl get pods --all-namespaces -o json`` or ``-o yaml`` -> the GPU platform's pods (others are left
+    out)."""
+    return [pod for pod in (pod_of(item) for item in _load_list(text, "kubectl get pods -o json", warnings)) if pod]
 
 
-def collect(kubectl="kubectl", kubeconfig=None, context=None, timeout=60):
-    """Run the two reads through the seam; return ``{nodes, pods, context}``."""
+def _saved(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise ToolFailed("kubectl", "cannot read the saved output %s: %s" % (path, exc.strerror or exc))
+
+
+def collect(kubectl="kubectl", kubeconfig=None, context=None, timeout=60, src=None, pods_src=None):
+    """Run the two reads through the seam, or read saved outputs (``src``: ``get nodes``; ``pods_src``: ``get pods``,
+    JSON or YAML); return ``{nodes, pods, context, warnings}``."""
     base = [kubectl] + (["--kubeconfig", kubeconfig] if kubeconfig else []) + (["--context", context] if context else [])
-    nodes = parse_nodes(run(base + ["get", "nodes", "-o", "json"], timeout=timeout, tool="kubectl").stdout)
-    pods = parse_pods(run(base + ["get", "pods", "--all-namespaces", "-o", "json"], timeout=timeout, tool="kubectl").stdout)
-    return {"nodes": nodes, "pods": pods, "context": context}
+    warnings = []
+    nodes = parse_nodes(_saved(src) if src else
+                        run(base + ["get", "nodes", "-o", "json"], timeout=timeout, tool="kubectl").stdout, warnings)
+    if pods_src:
+        pods = parse_pods(_saved(pods_src), warnings)
+    elif src:
+        pods = []
+    else:
+        pods = parse_pods(run(base + ["get", "pods", "--all-namespaces", "-o", "json"], timeout=timeout,
+                              tool="kubectl").stdout, warnings)
+    return {"nodes": nodes, "pods": pods, "context": context, "warnings": warnings}
 
 
 def collect_k8s_facts(module):
     """The runner of zhisuan.ops.k8s_node_info."""
     params = module.params
-    return {"k8s": collect(params["kubectl_path"], params.get("kubeconfig"), params.get("context"), params["timeout"])}
+    facts = collect(params["kubectl_path"], params.get("kubeconfig"), params.get("context"), params["timeout"],
+                    params.get("src"), params.get("pods_src"))
+    for warning in facts["warnings"][:10]:
+        module.warn("kubectl: %s" % warning)
+    return {"k8s": facts}
