@@ -30,9 +30,12 @@ FIXTURES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.p
 DGX_A100_PCI_BUSES = ("07", "0F", "47", "4E", "87", "90", "B7", "BD")
 
 # Faults no single simulator owns. `hang`: the named tool never returns (nvidia-smi when no tool is named);
+# `flood`: the named tool prints its output (the real capture, as edited by the node's other faults) and then the
+# same output again and again, without end, until it is killed -- a looping tool, a driver printing in a loop;
 # `unreachable`: no tool effect, the inventory sends Ansible to a closed port.
 GENERIC_FAULT_KINDS = {
     "hang": {"tool": (str, "nvidia-smi")},
+    "flood": {"tool": (str, "nvidia-smi")},
     "unreachable": {},
 }
 
@@ -184,6 +187,12 @@ def hangs(state, tool):
                for fault in state.get("faults", []))
 
 
+def floods(state, tool):
+    """Whether the node has a `flood` fault for ``tool``."""
+    return any(isinstance(fault, dict) and fault.get("kind") == "flood" and fault.get("tool", "nvidia-smi") == tool
+               for fault in state.get("faults", []))
+
+
 def hang_if_asked(state, tool):
     """A wedged tool: never return. The caller must kill the process group."""
     for fault in state.get("faults", []):
@@ -236,4 +245,10 @@ def run_sim(tool, state_path, work, errors=(OSError, ValueError, LabError)):
     stream = sys.stdout if isinstance(out, str) else sys.stdout.buffer
     stream.write(out)
     stream.flush()
+    if out and floods(state, tool):
+        try:
+            while True:  # until the reader kills the process group (or closes the pipe)
+                stream.write(out)
+        except BrokenPipeError:
+            return 141
     return rc

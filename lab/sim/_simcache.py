@@ -135,8 +135,11 @@ def _render(sim, argv, entry, reads):
     t0 = time.time_ns()
     before = _stat_or_none(state_path)
     try:
-        from _common import load_state
-        ok = before is not None and bool(sim.cacheable(args, load_state(state_path)))
+        from _common import floods, load_state
+        state = load_state(state_path) if before is not None else None
+        # a flooding tool never finishes (nothing to store, and the tee would hold what it prints)
+        ok = before is not None and bool(sim.cacheable(args, state)) and not any(
+            floods(state, tool) for tool in getattr(sim, "TOOLS", ()))
     except Exception:  # a state the simulator will refuse: it says so itself
         ok = False
     if not ok:
