@@ -75,8 +75,8 @@ def escalation(tmp_path_factory):
 
 
 def records(tmp_path):
-    path = tmp_path / "history" / "remediation.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    """The history as its readers see it (history.read: a node's final record supersedes its ``acted`` record)."""
+    return remediation_history.read(str(tmp_path / "history" / "remediation.jsonl"))
 
 
 def test_three_resets_make_the_next_remedy_a_power_cycle(escalation):

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history as remediation_history
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import validate
 
 from .conftest import REPO, run_playbook, start_lab
@@ -67,8 +68,9 @@ def run_check_mode(tmp_path, inventory, extravars):
 
 
 def history(tmp_path):
-    path = tmp_path / "history" / "remediation.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    """The history as its readers see it (history.read: a node's final record supersedes the ``acted`` record the
+    run wrote when the node's action returned)."""
+    return remediation_history.read(str(tmp_path / "history" / "remediation.jsonl"))
 
 
 def remediation(document, node):

@@ -11,21 +11,48 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history
 
 
+# the parts of one node's record (history.build); records: records made already
+PARTS = ("entry", "message", "cause", "source_run_id", "detected", "started", "finished", "resumed", "verification",
+         "scheduler", "evidence", "ticket")
+
+
 class ActionModule(ActionBase):
-    """Append remediation records to the history file on the controller (one JSON object per line)."""
+    """Append remediation records to the history file on the controller (one JSON object per line): one node's
+    record, built here from its plan entry and what the run did (``node``, ``run_id``, ``outcome``, ...), as soon as
+    it is known - or a list of records made already (``records``)."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dir", "records"))
+    _VALID_ARGS = frozenset(("dir", "records", "node", "run_id", "outcome") + PARTS)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         dummy, args = self.validate_argument_spec(argument_spec=dict(
             dir=dict(type="path", required=True),
-            records=dict(type="list", elements="dict", required=True),
-        ))
+            records=dict(type="list", elements="dict"),
+            node=dict(type="str"),
+            run_id=dict(type="str"),
+            outcome=dict(type="str"),
+            entry=dict(type="dict"),
+            message=dict(type="str"),
+            cause=dict(type="str"),
+            source_run_id=dict(type="str"),
+            detected=dict(type="str"),
+            started=dict(type="str"),
+            finished=dict(type="str"),
+            resumed=dict(type="str"),
+            verification=dict(type="raw"),
+            scheduler=dict(type="dict"),
+            evidence=dict(type="raw"),
+            ticket=dict(type="raw"),
+        ), mutually_exclusive=[("records", "node")], required_one_of=[("records", "node")],
+            required_by={"node": ("run_id", "outcome")})
         try:
-            records = [history.make_record(raw) for raw in args["records"]]
+            if args["node"] is not None:
+                records = [history.build(args["node"], args["run_id"], args["outcome"],
+                                         **dict((key, args[key]) for key in PARTS))]
+            else:
+                records = [history.make_record(raw) for raw in args["records"]]
         except history.HistoryError as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_history: %s" % exc)
         if self._task.check_mode:
@@ -33,6 +60,8 @@ class ActionModule(ActionBase):
             return result
         try:
             path = history.append(args["dir"], records)
+        except history.HistoryError as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_history: %s" % exc)
         except (IOError, OSError) as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_history: cannot append to %s: %s" % (args["dir"], exc))
         result.update(changed=bool(records), path=path, records=records)

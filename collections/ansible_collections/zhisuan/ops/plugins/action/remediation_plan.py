@@ -18,15 +18,19 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import hist
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.plan import make_plan
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import PolicyError, normalize
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import host_inputs
 
 SHIPPED_POLICY = os.path.join(os.path.dirname(__file__), "..", "..", "data", "remediation", "policy.yml")
+# what a run keeps of a host (the results action reads the same)
+_RUN_DATA = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable", "ansible_facts")
 
 
 class ActionModule(ActionBase):
     """Plan a remediation on the controller: results + policy + scheduler states -> plan. Reads only."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("results", "hosts", "checks", "unreachable", "policy_file", "policy", "scheduler", "fleet", "approved",
+    _VALID_ARGS = frozenset(("results", "hosts", "checks", "run_hosts", "run_id", "families", "unreachable", "policy_file", "policy", "scheduler", "fleet", "approved",
                              "batch_size", "only", "history_dir", "cabling_plan", "fleet_thresholds"))
 
     def run(self, tmp=None, task_vars=None):
@@ -36,6 +40,9 @@ class ActionModule(ActionBase):
             results=dict(type="path"),
             hosts=dict(type="dict"),
             checks=dict(type="dict"),
+            run_hosts=dict(type="list", elements="str"),
+            run_id=dict(type="str"),
+            families=dict(type="list", elements="str"),
             unreachable=dict(type="list", elements="str", default=[]),
             policy_file=dict(type="path"),
             policy=dict(type="dict", default={}),
@@ -47,7 +54,8 @@ class ActionModule(ActionBase):
             history_dir=dict(type="path"),
             cabling_plan=dict(type="path"),
             fleet_thresholds=dict(type="dict", default={}),
-        ), mutually_exclusive=[("results", "hosts", "checks")], required_one_of=[("results", "hosts", "checks")])
+        ), mutually_exclusive=[("results", "hosts", "checks", "run_hosts")],
+            required_one_of=[("results", "hosts", "checks", "run_hosts")])
         source = {"path": args["results"], "run_id": None, "kind": None, "started": None, "finished": None}
         if args["results"]:
             document = self._read_results(args["results"])
@@ -57,10 +65,15 @@ class ActionModule(ActionBase):
             source["run_id"] = source.pop("id")
         elif args["hosts"] is not None:
             hosts = args["hosts"]
+        elif args["run_hosts"] is not None:
+            hosts = self._run_hosts(args["run_hosts"], args["run_id"], task_vars)
         else:
             hosts = dict((name, {"checks": checks or []}) for name, checks in args["checks"].items())
         for name in args["unreachable"]:
             hosts[name] = {"status": "unreachable", "checks": [], "facts": {}}
+        scheduler = args["scheduler"]
+        if args["families"] is not None:
+            hosts, scheduler = self._of_families(hosts, scheduler, args["families"])
         hosts = dict((name, self._with_diagnosis(host)) for name, host in hosts.items())
         policy_file = args["policy_file"] or SHIPPED_POLICY
         try:
@@ -84,12 +97,39 @@ class ActionModule(ActionBase):
             fleet_checks = judge_fleet(hosts, where, args["fleet_thresholds"])
         except FleetError as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s" % exc)
-        plan = make_plan(hosts, policy, scheduler=args["scheduler"], fleet=args["fleet"] or len(hosts),
+        plan = make_plan(hosts, policy, scheduler=scheduler, fleet=args["fleet"] or len(hosts),
                          approved=args["approved"], batch_size=args["batch_size"], only=args["only"],
                          history=records, shared=shared)
         result.update(changed=False, plan=plan, order=plan["order"], checks=fleet_checks + plan["checks"],
                       source=source, policy=policy, policy_file=os.path.abspath(policy_file))
         return result
+
+    @staticmethod
+    def _of_families(hosts, scheduler, families):
+        """Only the checks of ``families``; a host without any (not judged on them) is left out, and so is its
+        scheduler state: nothing says whether it passes."""
+        out = {}
+        for name, host in hosts.items():
+            if host.get("status") == "unreachable":
+                out[name] = host
+                continue
+            checks = [c for c in host.get("checks") or [] if str(c.get("id", "")).split(".", 1)[0] in families]
+            if checks:
+                out[name] = {"checks": checks, "facts": {}}
+        return out, dict((name, node) for name, node in scheduler.items() if name in out)
+
+    def _run_hosts(self, names, run_id, task_vars):
+        """The host records the current run keeps for ``names`` (as results.json will hold them)."""
+        hostvars = (task_vars or {}).get("hostvars") or {}
+        hosts = {}
+        for name in names:
+            if name not in hostvars:
+                continue
+            view = HostView.of_host(raw_host_vars(hostvars, name), self._templar, _RUN_DATA, errors=[])
+            checks, facts, unreachable = host_inputs(view, run_id)
+            hosts[name] = {"status": "unreachable", "checks": checks, "facts": {}} if unreachable else \
+                {"checks": checks, "facts": dict((k, v) for k, v in facts.items() if k == "diagnosis")}
+        return hosts
 
     @staticmethod
     def _host_vars(hosts, task_vars):

@@ -34,8 +34,24 @@ attributes:
     support: none
 options:
   results:
-    description: Path of a C(results.json) to plan from. Mutually exclusive with O(hosts) and O(checks).
+    description: Path of a C(results.json) to plan from. Mutually exclusive with O(hosts), O(checks) and O(run_hosts).
     type: path
+  run_hosts:
+    description:
+      - Plan from the checks the current run keeps for these hosts (their node record and the results role's checks,
+        as C(results.json) will hold them; O(run_id) names the run). C(inspect.yml) plans so to find the nodes a
+        remediation left drained (C(remediate.stranded.<node>)).
+    type: list
+    elements: str
+  run_id:
+    description: The current run's id (with O(run_hosts)).
+    type: str
+  families:
+    description:
+      - Plan only from the checks of these families (for example C([gpu, xid]), what C(remediate.yml) diagnoses);
+        a host with no check of them is left out (nothing says whether it passes), its scheduler state too.
+    type: list
+    elements: str
   hosts:
     description:
       - Host records (C(results.json) C(hosts) shape, name to C({status, checks, facts})) to plan from. A missing
@@ -62,6 +78,10 @@ options:
       - Node name to the C(node) returned by M(zhisuan.ops.scheduler_node) with C(state=info) (C(drain),
         C(drained_by_us), C(reason)). Drained nodes count toward the limit; a node drained by someone else is
         never planned.
+      - A node drained by us (its reason carries our mark, C(zhisuan:<check id> run <run id>)) with nothing to act
+        on is stranded - a run cut off after its action left it so. It is planned with action C(verify) (the
+        verification, then the resume), takes no new slot of the limit, and the cluster check
+        C(remediate.stranded.<node>) (warn) names it.
     type: dict
     default: {}
   fleet:
