@@ -26,7 +26,7 @@ CAUSE = "gpu.ecc.volatile_uncorrectable"
 MARK = "zhisuan:%s run cut-run" % CAUSE
 
 
-def _run(tmp_path, playbook, inventory, run_id, extra, cancel=None):
+def _run(tmp_path, playbook, inventory, run_id, extra, cancel=None, limit="node03"):
     """The playbook as AWX runs it (ansible-runner, extra vars, its own run id): (runner, results or None)."""
     import ansible_runner
 
@@ -35,7 +35,7 @@ def _run(tmp_path, playbook, inventory, run_id, extra, cancel=None):
     private.mkdir(parents=True, exist_ok=True)
     runner = ansible_runner.run(
         private_data_dir=str(private), playbook=os.path.join(REPO, "playbooks", playbook), inventory=inventory,
-        extravars=dict(extra, results_out_root=str(out_root), zhisuan_run_id=run_id), limit="node03", quiet=True,
+        extravars=dict(extra, results_out_root=str(out_root), zhisuan_run_id=run_id), limit=limit, quiet=True,
         cancel_callback=cancel, settings={"pexpect_timeout": 0.2},
         envvars={"ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"), "PATH": os.environ["PATH"]}, timeout=600)
     path = out_root / run_id / "results.json"
