@@ -30,8 +30,9 @@ class ActionModule(ActionBase):
     """Plan a remediation on the controller: results + policy + scheduler states -> plan. Reads only."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("results", "hosts", "checks", "run_hosts", "run_id", "families", "unreachable", "policy_file", "policy", "scheduler", "fleet", "approved",
-                             "batch_size", "only", "history_dir", "cabling_plan", "fleet_thresholds"))
+    _VALID_ARGS = frozenset(("results", "hosts", "checks", "run_hosts", "run_id", "families", "unreachable",
+                             "policy_file", "policy", "scheduler", "fleet", "approved", "batch_size", "only",
+                             "history_dir", "cabling_plan", "fleet_thresholds"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)

@@ -9,8 +9,9 @@
 next remedy up the policy's ladder (``reset_gpu`` → ``power_cycle`` → ``rma`` by default).
 
 The rule (docs/remediation.md): count the node's history records for the cause within ``window_days`` whose action
-was carried out (outcome ``repaired`` or ``failed``, or ``acted``: a run cut off after the action), per remedy. The planned remedy is kept until it has been tried
-``repeats`` times; each step above it gets one try: after it, the cause coming back moves the node one step further.
+was carried out (outcome ``repaired`` or ``failed``, or ``acted``: a run cut off after the action), per remedy.
+The planned remedy is kept until it has been tried ``repeats`` times; each step above it gets one try: after it,
+the cause coming back moves the node one step further.
 """
 
 from __future__ import annotations

@@ -145,8 +145,8 @@ def _messages(plan):
     for entry in plan["nodes"].values():
         status = entry["status"]
         if status == "planned" and entry.get("stranded"):
-            text = "stranded: %s; this run verifies it and resumes it (batch %s)" % (entry["why"]["message"],
-                                                                                  entry["batch"])
+            text = "stranded: %s; this run verifies it and resumes it (batch %s)" % (
+                entry["why"]["message"], entry["batch"])
         elif status == "planned":
             text = "%s (%s, batch %s)" % (entry["action"], entry["mode"], entry["batch"])
         elif status == "deferred":
