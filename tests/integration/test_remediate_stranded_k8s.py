@@ -83,3 +83,29 @@ def test_the_next_remediation_uncordons_the_stranded_node_only(k8s_stranded):
     records = remediation_history.read(str(tmp_path / "history" / remediation_history.FILE_NAME))
     assert sorted((r["node"], r["action"], r["outcome"]) for r in records) == [
         ("node01", "verify", "resumed"), ("node02", "none", "skipped")]
+
+
+def test_a_history_that_cannot_be_written_is_reported_and_the_run_goes_on(tmp_path):
+    """The history file cannot be written (here it is a directory: every append fails, as on a broken volume): the
+    remediation still runs to its end, and the node's results say its history records are missing."""
+    inventory = start_lab(tmp_path, "escalation.yml")
+    history_dir = tmp_path / "history"
+    (history_dir / remediation_history.FILE_NAME).mkdir(parents=True)
+    try:
+        runner, document = _run(tmp_path, "remediate.yml", inventory, "no-history",
+                                dict(FAST, zhisuan_history_dir=str(history_dir)), limit="node01,node02")
+    finally:
+        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down", "--dir", str(tmp_path / "lab")],
+                       capture_output=True, timeout=120, check=False)
+    assert runner.rc == 0, runner.stdout.read()[-3000:]
+    assert validate(document) == []
+    assert (remediation(document, "node02")["action"], remediation(document, "node02")["outcome"]) == (
+        "reset_gpu", "repaired")
+    written = [c for c in document["hosts"]["node02"]["checks"] if c["id"] == "remediate.history.write"]
+    assert len(written) == 1
+    assert (written[0]["status"], written[0]["remedy"], written[0]["observed"]) == ("error", "investigate",
+                                                                                     "2 write(s) failed")
+    assert written[0]["message"].startswith("the history lacks this node's remediation (escalation and the KPIs will "
+                                            "not count it): zhisuan.ops.remediation_history: cannot append to ")
+    assert "Is a directory" in written[0]["evidence"]
+    assert not [c for c in document["hosts"]["node01"]["checks"] if c["id"] == "remediate.history.write"]

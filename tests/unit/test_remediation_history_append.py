@@ -162,3 +162,14 @@ def test_a_write_the_disk_refuses_entirely_is_an_os_error(tmp_path):
     said = _append_limited(str(tmp_path), path.stat().st_size, _record("r2", "acted"))
     assert said.startswith("OSError: [Errno 27] File too large"), said
     assert history.read(str(path)) == [good]
+
+
+def test_a_history_that_cannot_be_read_is_empty_with_a_warning(tmp_path):
+    path = tmp_path / history.FILE_NAME
+    path.mkdir()  # not a file
+    warnings = []
+    assert history.read(str(path), warn=warnings.append) == []
+    assert len(warnings) == 1 and warnings[0].startswith("%s cannot be read ([Errno 21] Is a directory" % path)
+    assert warnings[0].endswith("; read as an empty history")
+    with pytest.raises(OSError):
+        history.append_record(str(tmp_path), _record("r1", "acted"))

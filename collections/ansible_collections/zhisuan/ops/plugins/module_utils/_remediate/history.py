@@ -169,12 +169,18 @@ def read(path, warn=None, raw=False):
     """Every record of a history file, in order; an ``acted`` record is left out when a later record of the same
     run and node supersedes it (unless ``raw``). A line that is not a JSON object is passed over with ``warn``
     (``warn(message)``) naming the file and line: a last line without its newline is a torn write (the run or the
-    disk stopped it), said so. A missing file is an empty history."""
+    disk stopped it), said so. A missing file is an empty history; one that cannot be read too, with ``warn``."""
     records = []
     if not os.path.exists(path):
         return records
-    with open(path, "rb") as handle:
-        lines = handle.read().split(b"\n")
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.read().split(b"\n")
+    except (IOError, OSError) as exc:
+        # the history cannot be read (not a file, no permission): an empty history, said so
+        if warn is not None:
+            warn("%s cannot be read (%s); read as an empty history" % (path, exc))
+        return records
     # the text after the last newline: empty, or a line whose write was cut short
     torn = len(lines) - 1 if lines[-1].strip() else None
     for number, line in enumerate(lines, 1):
