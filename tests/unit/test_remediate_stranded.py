@@ -127,6 +127,20 @@ def test_the_breaker_holds_a_stranded_node_like_every_other():
     assert plan["nodes"]["node09"]["message"].startswith("held: ")
 
 
+def test_a_real_scontrol_node_drained_with_our_mark_is_stranded():
+    # captured from the lab's slurmctld with the reason remediate_node sets
+    with open(os.path.join(FIXTURES, "scontrol-o-show-node-drained-remediation-mark.txt")) as handle:
+        node = annotate(parse_scontrol_node(handle.read(), "node03"), "zhisuan")
+    assert (node["state"], node["drain"], node["drained_by_us"]) == ("drained", True, True)
+    plan = make_plan({"node03": _host("node03", OK)}, _policy(), scheduler={"node03": node}, fleet=10)
+    assert plan["nodes"]["node03"]["stranded"] == {
+        "run_id": "20261203T0847Z-remediate", "cause": "gpu.ecc.volatile_uncorrectable",
+        "reason": "zhisuan:gpu.ecc.volatile_uncorrectable run 20261203T0847Z-remediate", "state": "drained"}
+    state = [c for c in judge_slurm.judge_slurm("node03", {"name": "node03", "node": node})
+             if c["id"] == "slurm.node.state"][0]
+    assert "held by remediation run 20261203T0847Z-remediate for gpu.ecc.volatile_uncorrectable" in state["message"]
+
+
 # -------------------------------------------------------------------------------- the judges' words (inspect --tags)
 
 def test_slurm_state_check_no_longer_promises_a_resume():
