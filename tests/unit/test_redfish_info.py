@@ -242,7 +242,8 @@ def test_dell_firmware_lists_what_runs(capsys):
         _code, out, _text = run(redfish_firmware_info, bmc, capsys)
     bios = [item for item in out["firmware"] if item["component"] == "bios"]
     assert bios == [{"id": "Installed-159-1.8.2__BIOS.Setup.1-1", "name": "BIOS", "version": "1.8.2", "component": "bios",
-                     "updateable": True}]
+                     "updateable": True, "description": "Represents Firmware Inventory", "software_id": "159",
+                     "related": [], "health": "OK", "state": "Enabled"}]
     assert not [item for item in out["firmware"] if item["id"].startswith(("Previous-", "Current-"))]
 
 

@@ -169,6 +169,7 @@ def _versions(facts, ctx):
 def _baseline_rules(host, facts, ctx):
     checks = baseline_rules.judge_baseline(host, _versions(facts, ctx), ctx.extra.get("baseline") or {},
                                            thresholds=ctx.thresholds)
+    checks += baseline_rules.firmware_health(host, facts)
     if ctx.extra.get("bios_expected"):
         checks += baseline_rules.judge_bios(host, ctx.extra.get("bios_attributes") or {}, ctx.extra["bios_expected"],
                                             vendor_names=ctx.extra.get("bios_names"))

@@ -16,7 +16,7 @@ import re
 
 SCHEMA = "zhisuan.ops/firmware-classes/v1"
 COMPONENTS = ("bios", "bmc", "cpld", "gpu", "gpu_baseboard", "pcie_switch", "nic", "psu", "drive", "other")
-FIELDS = ("any", "id", "name", "description")
+FIELDS = ("any", "id", "name", "description", "software_id", "related")
 _SPACES = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -84,9 +84,11 @@ def compile_table(table, site=None, name="data/firmware_classes.yml"):
     return compiled
 
 
-def _texts(item):
-    texts = dict((field, _normal(item.get(field))) for field in ("id", "name", "description"))
+def _texts(item, related=()):
+    texts = dict((field, _normal(item.get(field))) for field in ("id", "name", "description", "software_id"))
     texts["any"] = " ".join(value for value in texts.values() if value)
+    # the related parts' names are read by rules that name the field only (a RAID kit's name says NVMe)
+    texts["related"] = " ".join(_normal(name) for name in related if name)
     return texts
 
 
@@ -97,12 +99,13 @@ def _first(rules, texts):
     return None
 
 
-def classify(item, compiled, vendor=None):
-    """The component of a firmware item (``{id, name, description, version}``), or None when it gives no version."""
+def classify(item, compiled, vendor=None, related=()):
+    """The component of a firmware item (``{id, name, description, software_id, version}``), or None when it gives
+    no version. ``related``: the names of the parts its ``RelatedItem`` links to (a PCIe device's name)."""
     version = item.get("version")
     if version is None or any(pattern.search(str(version).strip()) for pattern in compiled["no_version"]):
         return None
-    texts = _texts(item)
+    texts = _texts(item, related)
     if _first(compiled["inactive"], texts):
         return None
     return (_first(compiled["vendors"].get(vendor or "", []), texts) or _first(compiled["rules"], texts)

@@ -74,6 +74,17 @@ LOOKED = {
 }
 
 
+def _part_names(bmc):
+    """``{part id: its name and model}`` of the PCIe devices, network adapters and drives of the ``bmc`` facts: what a
+    firmware item's ``RelatedItem`` (Lenovo XCC ``Slot_27.1`` -> ``PCIeDevices/slot_27``) names."""
+    names = {}
+    for key in ("pcie_devices", "nics", "drives"):
+        for part in items(mapping(bmc).get(key)):
+            if isinstance(part, dict) and text(part.get("id")):
+                names[part["id"]] = " ".join(value for value in (text(part.get("name")), text(part.get("model"))) if value)
+    return names
+
+
 def _firmware_label(item, key):
     return str(item.get("name") or item.get("id") or key)
 
@@ -87,11 +98,13 @@ def gather_versions(firmware=None, gpu_facts=None, software=None, bmc=None, clas
     does not give is read from ``system.bios_version`` (each of ``systems`` where the BMC has several) and
     ``manager.firmware_version``."""
     versions = {}
+    parts = _part_names(bmc)
     for item in items(firmware):
         if not isinstance(item, dict):
             continue
         if classes is not None:
-            component = _firmware_classes.classify(item, classes, vendor)
+            related = [parts.get(str(uri).rstrip("/").rsplit("/", 1)[-1]) for uri in items(item.get("related"))]
+            component = _firmware_classes.classify(item, classes, vendor, related=[name for name in related if name])
         else:
             component = item.get("component") if isinstance(item.get("component"), str) else None
         key = FIRMWARE_KEYS.get(component)
@@ -123,6 +136,27 @@ def gather_versions(firmware=None, gpu_facts=None, software=None, bmc=None, clas
         if key in software:
             versions[key] = [(key, text(software.get(key)))]
     return versions
+
+
+def firmware_health(host, firmware):
+    """``baseline.firmware.health``: a warning per firmware inventory item whose ``Status.Health`` is not OK (Cray EX
+    ``Node0.ManagementEthernet`` Warning, UnavailableOffline: the part's firmware cannot be read or is not running)."""
+    checks = []
+    for item in items(firmware):
+        if not isinstance(item, dict) or item.get("health") not in ("Warning", "Critical"):
+            continue
+        name = _firmware_label(item, "firmware")
+        ident = text(item.get("id"))
+        if ident and ident != name:
+            name = "%s (%s)" % (name, ident)
+        state = text(item.get("state"))
+        checks.append(make_check(
+            "baseline.firmware.health", host, "warn", component=name, observed="%s%s" % (
+                item["health"], ", %s" % state if state else ""), expected="OK",
+            remedy="investigate", evidence="version=%s" % (item.get("version") or "none"),
+            message="The BMC reports the firmware of %s as %s%s: the part's firmware is not in service; look at the "
+                    "part before the versions are trusted" % (name, item["health"], " (%s)" % state if state else "")))
+    return checks
 
 
 def _search(pattern, version):

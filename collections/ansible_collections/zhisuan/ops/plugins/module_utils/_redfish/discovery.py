@@ -225,7 +225,10 @@ def discover_gpus(service, processor_sets, pcie_devices, default_system):
         known = set(uri.rstrip("/") for gpu in found for uri in gpu.get("_pcie") or [])
         for device in pcie_devices:
             if (odata_id(device) or "").rstrip("/") in known:
-                continue  # a GPU found already names this device: its functions need not be read
+                # a GPU found already names this device: it completes that GPU (a model from its name), and its
+                # functions need not be read
+                candidates.append(from_pcie_device(device, _system_of(device, systems, default_system)))
+                continue
             functions = service.members(link(device, "PCIeFunctions")) if link(device, "PCIeFunctions") else None
             if is_gpu_device(device, functions):
                 candidates.append(from_pcie_device(device, _system_of(device, systems, default_system), functions))

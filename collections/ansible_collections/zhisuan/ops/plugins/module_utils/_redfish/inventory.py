@@ -23,7 +23,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.discovery imp
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect, last_segment
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
     chassis_facts, drive_facts, firmware_facts, health, link, manager_facts, memory_facts, nic_facts, odata_id,
-    pcie_device_facts, processor_facts, processor_type, resource_id, state)
+    pcie_device_facts, processor_facts, processor_type, resource_id, state, storage_facts)
 
 
 def run_info(module):
@@ -40,12 +40,17 @@ def run_firmware_info(module):
         return {"firmware": firmware, "vendor": service.adapter.name, "errors": list(service.errors)}
 
 
-def collect_bmc(service):
+def collect_bmc(service, only_system=False):
     """The ``bmc`` facts. A host system that cannot be read (its member 404s, or the Systems collection does) is
     not fatal: ``system`` is then all null but its ``health``, which is the worst health of the chassis, and the
     GPUs, PCIe devices, sensors, PSUs and fans still come from the Chassis side (and an NVIDIA HGX baseboard).
     ``unreadable`` maps each list to the resources that could not be read while it was gathered (the judge says
-    ``error``, not ``fail``, when a count falls short while members could not be read)."""
+    ``error``, not ``fail``, when a count falls short while members could not be read).
+
+    Every ComputerSystem the adapter counts as a host is read (a two-node blade's second node too): its processors,
+    GPUs and DIMMs join the lists (each GPU and DIMM names its ``system``), and ``systems`` lists each one's identity.
+    ``only_system`` (the inventory names the node's system id, ``bmc_system_id``) reads the service's chosen system
+    alone."""
     adapter = service.adapter
     system = service.readable_system()
     manager = service.manager_of(system)
@@ -62,15 +67,19 @@ def collect_bmc(service):
         return value
 
     processors = tracked("processors", lambda: _processors(service, system))
-    memory = tracked("memory", lambda: _each(service.members(link(system, "Memory")), memory_facts))
+    memory = tracked("memory", lambda: _memory(service, system))
     pcie_devices = tracked("pcie_devices", lambda: _pcie_devices(service, system, chassis or []))
-    hosts = _host_systems(service, system)
     primary_id = resource_id(system) if system is not None else None
-    others = [(item, tracked("processors", lambda item=item: service.members(link(item, "Processors"))))
-              for item in hosts if item is not system]
+    # every other ComputerSystem that is a host of its own (a two-node blade): its processors and DIMMs count too
+    others = [] if only_system else [item for item in _host_systems(service, system) if item is not system]
+    other_processors = [(item, tracked("processors", lambda item=item: service.members(link(item, "Processors"))))
+                        for item in others]
+    other_memory = [tracked("memory", lambda item=item: _memory(service, item)) for item in others]
+    memory = _joined([memory] + other_memory)
     gpus = tracked("gpus", lambda: discover_gpus(
-        service, [(primary_id, processors)] + [(resource_id(item), found) for item, found in others], pcie_devices,
-        primary_id))
+        service, [(primary_id, processors)] + [(resource_id(item), found) for item, found in other_processors],
+        pcie_devices, primary_id))
+    processors = _joined([processors] + [found for _item, found in other_processors])
     # a processor member named as a CPU or FPGA that could not be read is not a missing GPU
     maybe_gpus = [text for text in unreadable.get("processors", []) if not _NOT_GPU.search(last_segment(text.split(" (")[0]))]
     if gpus is None or not any(processor_type(item) in GPU_TYPES for item in processors or []):
@@ -82,6 +91,7 @@ def collect_bmc(service):
     system_facts = adapter.system_facts(system if system is not None else {})
     if system is None:
         system_facts["health"] = _worst([health(item) for item in chassis or []])
+    storage_seen = {}
     facts = {
         "protocol": "redfish",
         "address": service.client.address,
@@ -92,13 +102,15 @@ def collect_bmc(service):
         "system_readable": system is not None,
         "chassis": None if chassis is None else [chassis_facts(item) for item in chassis],
         "processors": None if processors is None else [processor_facts(item) for item in processors],
-        "gpus": gpus if gpus is None or not others else [gpu for gpu in gpus if gpu.get("system") in (None, primary_id)],
+        "gpus": gpus,
         "memory": memory,
         "pcie_devices": _each(pcie_devices, pcie_device_facts),
         "nics": tracked("nics", lambda: _each(_gathered(service, chassis or [], "NetworkAdapters"), nic_facts)),
-        "drives": tracked("drives", lambda: _each(_drives(service, system), drive_facts)),
+        "drives": tracked("drives", lambda: _each(_drives(service, system, storage_seen), drive_facts)),
+        # the Storage members _drives read, with their controllers (health per part: bmc.storage.health)
+        "storage": tracked("storage", lambda: _storage(service, storage_seen)),
     }
-    facts["systems"] = _systems_facts(service, system, system_facts, others, gpus, memory, tracked)
+    facts["systems"] = ([system_facts] if system is not None else []) + [adapter.system_facts(item) for item in others]
     facts.update(tracked("environment", lambda: environment(service, chassis or [])))
     if "environment" in unreadable:
         unreadable["power_supplies"] = unreadable.pop("environment")
@@ -120,22 +132,10 @@ def _host_systems(service, system):
     return [system] + [item for item in hosts if odata_id(item) != odata_id(system)]
 
 
-def _systems_facts(service, system, system_facts, others, gpus, memory, tracked):
-    """``systems``: each host ComputerSystem of the BMC with its GPUs and DIMMs (docs/bmc-facts.md); the primary
-    first (its ``gpus``/``memory`` are the top-level ones)."""
-    adapter = service.adapter
-    found = []
-    if system is not None:
-        mine = [gpu for gpu in gpus or [] if gpu.get("system") in (None, system_facts["id"])] if gpus is not None else None
-        found.append(dict(system_facts, gpus=mine, memory=memory))
-    for item, processors in others:
-        ident = resource_id(item)
-        entry = adapter.system_facts(item)
-        entry["gpus"] = None if gpus is None and processors is None else [
-            gpu for gpu in gpus or [] if gpu.get("system") == ident]
-        entry["memory"] = tracked("memory", lambda item=item: _each(service.members(link(item, "Memory")), memory_facts))
-        found.append(entry)
-    return found
+def _memory(service, system):
+    """The DIMMs of one system, each naming it (``system``)."""
+    found = service.members(link(system, "Memory"))
+    return None if found is None else [dict(memory_facts(item), system=resource_id(system)) for item in found]
 
 
 def _worst(values):
@@ -188,8 +188,24 @@ def _pcie_devices(service, system, chassis):
     return service.resolve(references, "%s#/PCIeDevices" % odata_id(system))
 
 
-def _drives(service, system):
+def _storage(service, seen):
+    """``storage`` facts of the Storage members ``_drives`` read (None when they could not be read); controllers
+    from the inline ``StorageControllers``, else the storage's ``Controllers`` collection."""
+    if seen.get("members") is None:
+        return None
+    found = []
+    for item in seen["members"]:
+        listed = item.get("StorageControllers")
+        inline = isinstance(listed, list) and any(isinstance(entry, dict) for entry in listed)
+        controllers = None if inline or not link(item, "Controllers") else service.members(link(item, "Controllers"))
+        found.append(storage_facts(item, controllers))
+    return found
+
+
+def _drives(service, system, seen=None):
     storage = service.members(link(system, "Storage"))
+    if seen is not None:
+        seen["members"] = storage
     if storage is None:
         return None
     parts = [[]]

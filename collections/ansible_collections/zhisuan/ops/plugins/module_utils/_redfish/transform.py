@@ -289,14 +289,23 @@ def classify_firmware(item):
 
 
 def firmware_facts(item, classify=classify_firmware, version=None):
+    """A SoftwareInventory item. ``description``, ``software_id`` and ``related`` (the ``RelatedItem`` URIs) are what
+    the judge's firmware table (data/firmware_classes.yml) reads besides the Id and Name."""
     version = version or (lambda value: value)
     updateable = item.get("Updateable")
+    related = item.get("RelatedItem")
     return {
         "id": resource_id(item),
         "name": text(item.get("Name")),
         "version": version(text(item.get("Version"))),
         "component": classify(item),
         "updateable": updateable if isinstance(updateable, bool) else None,
+        "description": text(item.get("Description")),
+        "software_id": text(item.get("SoftwareId")),
+        "related": [entry["@odata.id"] for entry in (related if isinstance(related, list) else [])
+                    if isinstance(entry, dict) and isinstance(entry.get("@odata.id"), str)],
+        "health": health(item),
+        "state": state(item),
     }
 
 
