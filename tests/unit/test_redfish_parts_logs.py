@@ -269,3 +269,138 @@ def test_no_readable_log_service_is_an_error_not_zero_entries():
     checks = judge_bmc("nid001", {}, log=entries, log_errors=problems)
     assert by_id(checks, "bmc.sel.critical")[0]["status"] == "error"
     assert by_id(checks, "bmc.readout.log")[0]["status"] == "error"
+
+
+# -- health of every part -------------------------------------------------------------------------------------------
+
+DL385 = "hpe-proliant-dl385-gen10plus-v2"
+XL675D = "hpe-proliant-xl675d-gen10plus-a100"
+
+
+def _status(health=None, state=None):
+    """An edit of a captured resource's ``Status`` (its other fields kept)."""
+    def edit(document):
+        status = dict(document.get("Status") or {})
+        if health is not None:
+            status["Health"] = health
+        if state is not None:
+            status["State"] = state
+        document["Status"] = status
+        return document
+    return edit
+
+
+def judged(tree, edits=None, **kwargs):
+    with ReplayBMC(tree, edits=edits) as bmc:
+        facts, _ = read(bmc, **kwargs)
+    return facts, judge_bmc("n1", facts)
+
+
+def not_passing(checks, ident):
+    return [check for check in checks if check["id"] == ident and check["status"] != "pass"]
+
+
+def test_a_critical_nvme_drive_is_named_with_its_remedy_and_its_storage_repeats_it():
+    """HPE DL385 Gen10 Plus v2 (iLO 5), as captured: NVMe drive DA00001C Critical, FailurePredicted; its NVMe storage
+    system and controller Critical too; the system Critical."""
+    facts, checks = judged(DL385)
+    drive = [item for item in facts["drives"] if item["id"] == "DA00001C"][0]
+    assert (drive["health"], drive["state"], drive["failure_predicted"]) == ("Critical", "Enabled", True)
+    failed = not_passing(checks, "bmc.drive.health")
+    assert [(check["status"], check["remedy"]) for check in failed] == [("fail", "replace_part")]
+    assert "DA00001C" in failed[0]["component"] and "MZXLR6T4HALA-000H3" in failed[0]["component"]
+    assert "S6C1NA0TA04209" in failed[0]["evidence"]
+    storage = not_passing(checks, "bmc.storage.health")
+    assert storage and all(check["status"] == "warn" and "its drive DA00001C" in check["message"] for check in storage)
+    assert [check["observed"] for check in by_id(checks, "bmc.drive.health") if check["status"] == "pass"] == [17]
+    # 16 of 32 DIMM slots are empty (State Absent): counted, never a failure
+    assert not_passing(checks, "bmc.memory.health") == []
+    assert "16 slots empty" in by_id(checks, "bmc.memory.health")[0]["message"]
+
+
+def test_an_offline_critical_drive_behind_a_smart_array_names_drive_and_controller():
+    """HPE XL675d Gen10 Plus (iLO 5), as captured: Smart Array DE07A000 rolls up Critical, drive 3 Critical and
+    UnavailableOffline (no model, no serial); iLO 5 itself Warning (EEPROM self-test Degraded)."""
+    _facts, checks = judged(XL675D)
+    drive = not_passing(checks, "bmc.drive.health")
+    assert [(check["component"], check["status"]) for check in drive] == [("Drive 3", "fail")]
+    assert "UnavailableOffline" in drive[0]["message"]
+    storage = not_passing(checks, "bmc.storage.health")
+    assert len(storage) == 1 and "P408i-a" in storage[0]["component"] and "drive 3" in storage[0]["message"]
+    manager = by_id(checks, "bmc.manager.health")
+    assert [(check["status"], check["remedy"]) for check in manager] == [("warn", "investigate")]
+    assert "iLO 5" in manager[0]["component"]
+
+
+def test_a_warning_nic_and_a_critical_dimm_are_named():
+    edits = {"/redfish/v1/Chassis/1/NetworkAdapters/DE084000": _status("Warning"),
+             "/redfish/v1/Systems/1/Memory/proc1dimm1": _status("Critical")}
+    _facts, checks = judged(DL385, edits=edits)
+    nic = not_passing(checks, "bmc.nic.health")
+    assert [(check["status"], check["remedy"]) for check in nic] == [("warn", "investigate")]
+    assert "DE084000" in nic[0]["component"]
+    dimm = not_passing(checks, "bmc.memory.health")
+    assert [(check["status"], check["remedy"], check["component"].split(" (")[0]) for check in dimm] == [
+        ("fail", "replace_part", "DIMM proc1dimm1")]
+
+
+def test_disabled_parts_are_reported_disabled_not_as_faults():
+    """Supermicro X13 HGX: PCIe device NIC9 is captured Disabled; made Critical too, it is still not a fault."""
+    nic9 = "/redfish/v1/Chassis/1/PCIeDevices/NIC9"
+    _facts, checks = judged("supermicro-sys-821ge-tnhr-hgx-h100")
+    pcie = not_passing(checks, "bmc.pcie.health")
+    assert [(check["status"], "NIC9" in check["component"]) for check in pcie] == [("skip", True)]
+    assert "Disabled" in pcie[0]["message"]
+    _facts, checks = judged("supermicro-sys-821ge-tnhr-hgx-h100", edits={nic9: _status("Critical")})
+    pcie = not_passing(checks, "bmc.pcie.health")
+    assert [(check["status"], check["remedy"]) for check in pcie] == [("warn", "investigate")]
+    assert "not judged as a fault" in pcie[0]["message"]
+    _facts, checks = judged("supermicro-sys-821ge-tnhr-hgx-h100", edits={nic9: _status("Critical", "Enabled")})
+    assert [(check["status"], check["remedy"]) for check in not_passing(checks, "bmc.pcie.health")] == [
+        ("fail", "reseat")]
+
+
+def test_a_disabled_power_control_reported_critical_is_not_a_power_fault():
+    """Gigabyte H262-Z63 (AMI MegaRAC), as captured: Chassis/Self/Power PowerControl[0] is Critical and Disabled."""
+    facts, checks = judged("gigabyte-h262-z63-megarac")
+    control = [sensor for sensor in facts["sensors"] if sensor["name"] == "Chassis Power Control"][0]
+    assert (control["health"], control["state"]) == ("Critical", "Disabled")
+    power = by_id(checks, "bmc.sensor.power")
+    assert [check["status"] for check in power if "Chassis Power Control" in check["component"]] == ["skip"]
+    assert not [check for check in checks if check["status"] == "fail"]
+
+
+def test_a_disabled_psu_warns_and_a_critical_one_fails():
+    """DMTF public-rackmount1: its one PSU is read from Chassis/1U/Power PowerSupplies[0]."""
+    def supply(health, state):
+        def edit(document):
+            _status(health, state)(document["PowerSupplies"][0])
+            return document
+        return {"/redfish/v1/Chassis/1U/Power": edit}
+    _facts, checks = judged("dmtf", edits=supply("Critical", "Disabled"), auth="basic")
+    assert [(check["status"], check["remedy"]) for check in by_id(checks, "bmc.psu.health")] == [("warn", "investigate")]
+    assert "Disabled" in by_id(checks, "bmc.psu.health")[0]["message"]
+    _facts, checks = judged("dmtf", edits=supply("Critical", "Enabled"), auth="basic")
+    assert [(check["status"], check["remedy"]) for check in by_id(checks, "bmc.psu.health")] == [("fail", "replace_part")]
+
+
+def test_critical_cpu_and_gpu_processors_are_named_each_in_its_own_check():
+    edits = {"/redfish/v1/Systems/1/Processors/1": _status("Critical"),
+             "/redfish/v1/Systems/1/Processors/GPU3": _status("Critical")}
+    _facts, checks = judged("lenovo-thinksystem-sr670-v2", edits=edits)
+    cpu = not_passing(checks, "bmc.processor.health")
+    assert [(check["status"], check["remedy"], check["component"].split(" (")[0]) for check in cpu] == [
+        ("fail", "replace_part", "Processor 1")]
+    gpu = not_passing(checks, "bmc.gpu.health")
+    assert [(check["status"], check["component"].split(" (")[0]) for check in gpu] == [("fail", "GPU GPU3")]
+
+
+def test_a_drive_that_predicts_its_failure_warns():
+    drive = "/redfish/v1/Systems/1/Storage/DE081000/Drives/0"
+
+    def predicted(document):
+        document["FailurePredicted"] = True
+        return document
+    _facts, checks = judged(DL385, edits={drive: predicted})
+    warned = [check for check in not_passing(checks, "bmc.drive.health") if check["status"] == "warn"]
+    assert [(check["component"].split(" (")[0], check["remedy"]) for check in warned] == [("Drive 0", "replace_part")]

@@ -10,8 +10,10 @@
 Pure functions, stdlib only. Check order: ``bmc.readout.resources``, ``bmc.readout.<part>`` (a firmware, log or
 BIOS read that failed after the inventory, ``failed_reads``), ``bmc.readout.system``, ``bmc.power.state``,
 ``bmc.health.system``, ``bmc.sensor.<kind>`` (kinds in SENSOR_KINDS order), ``bmc.psu.health`` per PSU,
-``bmc.fan.health`` per fan,
-``bmc.sel.critical``, then the inventory against ``zhisuan_expected``: ``bmc.gpu.count``, ``bmc.gpu.model``,
+``bmc.fan.health`` per fan, the health of every other part (``_bmc_health``: ``bmc.manager.health``,
+``bmc.processor.health``, ``bmc.gpu.health``, ``bmc.memory.health``, ``bmc.storage.health``, ``bmc.drive.health``,
+``bmc.nic.health``, ``bmc.pcie.health``: one check per part that is not healthy, one pass per kind), then
+``bmc.readout.log`` per log that could not be read whole and ``bmc.sel.critical``, then the inventory against ``zhisuan_expected``: ``bmc.gpu.count``, ``bmc.gpu.model``,
 ``bmc.memory.count``, ``bmc.memory.size``, ``bmc.nic.count``, ``bmc.drive.count``, ``bmc.psu.count``.
 
 Sensors: a sensor outside its critical or fatal thresholds fails, one outside its caution thresholds warns
@@ -34,6 +36,7 @@ naming it; the system's health is then the worst chassis health, as the Redfish 
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._bmc_health import part_health_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._bmc_inventory import count_of, inventory_checks, label
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import fmt
@@ -61,6 +64,9 @@ def _sensor_verdict(sensor):
     """(status, reason) of one sensor; status None when there is nothing to judge."""
     reading = sensor.get("reading")
     limits = sensor.get("thresholds") or {}
+    if sensor.get("state") in ("Disabled", "StandbyOffline", "Absent"):
+        return "skip", "%s in the BMC: not judged%s" % (
+            sensor["state"], " (it reports %s)" % sensor["health"] if sensor.get("health") else "")
     if isinstance(reading, (int, float)) and not isinstance(reading, bool):
         for level, status in (("fatal", "fail"), ("critical", "fail"), ("caution", "warn")):
             upper = limits.get("upper_" + level)
@@ -90,6 +96,13 @@ def _sensor_checks(host, sensors):
         for sensor in by_kind.get(kind, []):
             status, why = _sensor_verdict(sensor)
             if status is None:
+                continue
+            if status == "skip":
+                checks.append(make_check("bmc.sensor.%s" % kind, host, "skip", component="Sensor %s" % label(sensor, "sensor"),
+                                         observed=sensor.get("reading"), expected="health OK",
+                                         message="%s sensor %s is %s" % (kind.capitalize(), label(sensor, "sensor"), why),
+                                         evidence="reading=%s, health=%s, state=%s" % (
+                                             fmt(sensor.get("reading")), fmt(sensor.get("health")), fmt(sensor.get("state")))))
                 continue
             if status == "pass":
                 fine.append(sensor)
@@ -145,7 +158,8 @@ def _health_check(host, system):
         return None
     status = {"OK": "pass", "Warning": "warn", "Critical": "fail"}.get(health, "warn")
     message = ("The BMC reports the system healthy" if status == "pass"
-               else "The BMC reports the system's health as %s; see its sensors, PSUs, fans and log below" % health)
+               else "The BMC reports the system's health as %s; the sensor, PSU, fan and part checks and the log below "
+                  "name what is not healthy" % health)
     return make_check("bmc.health.system", host, status, component="System", observed=health, expected="OK",
                       message=message, remedy=None if status == "pass" else "investigate",
                       evidence="Status.Health=%s" % health)
@@ -164,6 +178,12 @@ def _psu_checks(host, supplies):
             checks.append(make_check("bmc.psu.health", host, "skip", component=component, observed="Absent",
                                      expected="OK", message="%s: the bay is empty (see bmc.psu.count)" % component,
                                      evidence=evidence))
+        elif state == "Disabled":
+            checks.append(make_check("bmc.psu.health", host, "warn", component=component, observed="Disabled",
+                                     expected="OK", remedy="investigate", evidence=evidence,
+                                     message="%s is Disabled%s: not judged as a fault, but it does not feed the node; "
+                                             "find out why it is disabled" % (
+                                                 component, " (reported %s)" % health if health else "")))
         elif health == "Critical":
             checks.append(make_check("bmc.psu.health", host, "fail", component=component, observed=health,
                                      expected="OK", message="%s has failed (health Critical): replace it" % component,
@@ -199,6 +219,8 @@ def _fan_checks(host, fans):
         if state == "Absent" or health is None:
             status, message, remedy = "skip", "%s: %s" % (component, "no fan in this bay" if state == "Absent"
                                                           else "the BMC reports no health"), None
+        elif state == "Disabled":
+            status, message, remedy = "skip", "%s is Disabled (reported %s): not judged" % (component, health), None
         elif health == "Critical":
             status, message, remedy = "fail", "%s has failed (health Critical): replace it" % component, "replace_part"
         elif health == "Warning":
@@ -343,6 +365,7 @@ def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=N
     checks.extend(_sensor_checks(host, facts.get("sensors") or []))
     checks.extend(_psu_checks(host, facts.get("power_supplies") or []))
     checks.extend(_fan_checks(host, facts.get("fans") or []))
+    checks.extend(part_health_checks(host, facts))
     checks.extend(_log_error_checks(host, log_errors))
     checks.append(_sel_check(host, log, since, log_errors))
     checks.extend(inventory_checks(host, facts, expected))

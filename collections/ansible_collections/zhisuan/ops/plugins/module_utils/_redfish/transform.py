@@ -93,6 +93,12 @@ def health(resource):
     return HEALTH.get(value.strip().lower()) if isinstance(value, str) else None
 
 
+def health_rollup(resource):
+    """``Status.HealthRollup`` (the worst health of the resource and what it contains), normalised as ``health``."""
+    value = _status(resource).get("HealthRollup")
+    return HEALTH.get(value.strip().lower()) if isinstance(value, str) else None
+
+
 def state(resource):
     return text(_status(resource).get("State"))
 
@@ -236,6 +242,8 @@ def pcie_device_facts(device):
         "device_class": text(device.get("DeviceClass")),
         "health": health(device),
         "firmware_version": text(device.get("FirmwareVersion")),
+        "state": state(device),
+        "health_rollup": health_rollup(device),
     }
 
 
@@ -254,6 +262,8 @@ def nic_facts(adapter):
         "ports": sum(counts) if counts else None,
         "firmware_version": next((value for value in firmware if value), None),
         "health": health(adapter),
+        "state": state(adapter),
+        "health_rollup": health_rollup(adapter),
     }
 
 
@@ -266,6 +276,34 @@ def drive_facts(drive):
         "capacity_bytes": big_integer(drive.get("CapacityBytes")),
         "media": text(drive.get("MediaType")),
         "health": health(drive),
+        "state": state(drive),
+        "failure_predicted": drive.get("FailurePredicted") if isinstance(drive.get("FailurePredicted"), bool) else None,
+    }
+
+
+def storage_facts(storage, controllers=None):
+    """A Storage resource: its health and rollup, its controllers (the inline ``StorageControllers``, else the
+    members of its ``Controllers`` collection given as ``controllers``) and the ids of its drives."""
+    listed = storage.get("StorageControllers")
+    inline = [item for item in (listed if isinstance(listed, list) else []) if isinstance(item, dict)]
+    drives = storage.get("Drives")
+    return {
+        "id": resource_id(storage),
+        "name": text(storage.get("Name")),
+        "health": health(storage),
+        "health_rollup": health_rollup(storage),
+        "state": state(storage),
+        "controllers": [{
+            "id": text(item.get("MemberId")) or resource_id(item),
+            "name": text(item.get("Name")),
+            "model": text(item.get("Model")),
+            "firmware_version": text(item.get("FirmwareVersion")),
+            "health": health(item),
+            "health_rollup": health_rollup(item),
+            "state": state(item),
+        } for item in (inline or [item for item in controllers or [] if isinstance(item, dict)])],
+        "drives": [(item["@odata.id"].rstrip("/").rsplit("/", 1)[-1]) for item in (drives if isinstance(drives, list) else [])
+                   if isinstance(item, dict) and isinstance(item.get("@odata.id"), str)],
     }
 
 

@@ -44,8 +44,10 @@ def _old_thresholds(item):
     return dict((name, number(item.get(old))) for name, old, _new in THRESHOLD_KEYS)
 
 
-def _sensor(ident, name, kind, reading, units, item_health, thresholds=None):
-    return {
+def _sensor(ident, name, kind, reading, units, item_health, thresholds=None, item_state=None):
+    """One ``sensors`` fact; ``state`` is there only when the BMC reports the sensor other than Enabled (a
+    ``Disabled`` power control, a sensor ``StandbyOffline``)."""
+    fact = {
         "id": ident,
         "name": name,
         "kind": kind,
@@ -54,6 +56,9 @@ def _sensor(ident, name, kind, reading, units, item_health, thresholds=None):
         "health": item_health,
         "thresholds": thresholds if thresholds is not None else dict((key, None) for key, _o, _n in THRESHOLD_KEYS),
     }
+    if item_state not in (None, "Enabled"):
+        fact["state"] = item_state
+    return fact
 
 
 # -- the deprecated Thermal and Power resources ---------------------------------------------------------------
@@ -64,13 +69,13 @@ def thermal_sensors(thermal):
     for item in thermal.get("Temperatures") or []:
         if isinstance(item, dict) and not _absent(item):
             result.append(_sensor(_array_id(item), text(item.get("Name")), "temperature", number(item.get("ReadingCelsius")),
-                                  "Cel", health(item), _old_thresholds(item)))
+                                  "Cel", health(item), _old_thresholds(item), state(item)))
     for item in thermal.get("Fans") or []:
         if isinstance(item, dict) and not _absent(item):
             units = FAN_UNITS.get((text(item.get("ReadingUnits")) or "").lower())
             result.append(_sensor(_array_id(item), text(item.get("Name")) or text(item.get("FanName")), "fan",
                                   number(item.get("Reading")), "%" if units == "Percent" else units, health(item),
-                                  _old_thresholds(item)))
+                                  _old_thresholds(item), state(item)))
     return result
 
 
@@ -96,11 +101,11 @@ def power_sensors(power):
     for item in power.get("Voltages") or []:
         if isinstance(item, dict) and not _absent(item):
             result.append(_sensor(_array_id(item), text(item.get("Name")), "voltage", number(item.get("ReadingVolts")), "V",
-                                  health(item), _old_thresholds(item)))
+                                  health(item), _old_thresholds(item), state(item)))
     for item in power.get("PowerControl") or []:
         if isinstance(item, dict) and not _absent(item) and item.get("PowerConsumedWatts") is not None:
             result.append(_sensor(_array_id(item), text(item.get("Name")), "power", number(item.get("PowerConsumedWatts")),
-                                  "W", health(item)))
+                                  "W", health(item), item_state=state(item)))
     return result
 
 
@@ -179,4 +184,4 @@ def sensor_facts(sensor):
     thresholds = dict((name, number((limits.get(new) or {}).get("Reading"))) for name, _old, new in THRESHOLD_KEYS)
     kind = SENSOR_KINDS.get((text(sensor.get("ReadingType")) or "").lower(), "other")
     return _sensor(resource_id(sensor), text(sensor.get("Name")), kind, number(sensor.get("Reading")),
-                   text(sensor.get("ReadingUnits")), health(sensor), thresholds)
+                   text(sensor.get("ReadingUnits")), health(sensor), thresholds, state(sensor))
