@@ -13,7 +13,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._cabling import
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric import judge_fabric_consistency
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import (ib_cabling_map, judge_ib_cabling,
-                                                                                   judge_ib_switch_links)
+                                                                                     judge_ib_switch_links)
 from ansible_collections.zhisuan.ops.plugins.module_utils._net import ibnetdiscover
 from ansible_collections.zhisuan.ops.plugins.module_utils._net.iblinkinfo import fabric_facts
 

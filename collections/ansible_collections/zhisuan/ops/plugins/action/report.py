@@ -37,6 +37,7 @@ ARGUMENT_SPEC = {
     "language": {"type": "str", "choices": list(LANGUAGES), "default": "en"},
     "history_dir": {"type": "path"},
     "remediation_log": {"type": "path"},
+    "max_results_mib": {"type": "float"},
 }
 
 
@@ -59,7 +60,7 @@ class ActionModule(ActionBase):
         kept = None
         warnings = []
         try:
-            results = load_results(src)
+            results = load_results(src, max_mib=args["max_results_mib"])
             warnings = validate_results(results, SCHEMA_PATH, source=src)
             if history_dir:
                 if not self._task.check_mode:

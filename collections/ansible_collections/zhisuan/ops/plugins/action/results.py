@@ -175,9 +175,14 @@ class ActionModule(ActionBase):
         if problems:
             raise AnsibleActionFail("zhisuan.ops.results: the results document does not match its schema: %s"
                                     % "; ".join(problems[:5]))
-        path = write_results(document, args["dest"], args["latest_link"])
-        if args["assets"]:
-            atomic_write(os.path.join(args["dest"], "assets.csv"), to_csv(asset_rows(document, asset_vars)))
+        try:
+            path = write_results(document, args["dest"], args["latest_link"])
+            if args["assets"]:
+                atomic_write(os.path.join(args["dest"], "assets.csv"), to_csv(asset_rows(document, asset_vars)))
+        except OSError as exc:
+            # a full disk or a read-only folder: one line naming the file, no traceback
+            raise AnsibleActionFail("zhisuan.ops.results: cannot write %s: %s"
+                                    % (exc.filename or args["dest"], exc.strerror or exc))
         # for the zhisuan.ops.run_summary callback (plugin_utils/_run_summary.py)
         result["ansible_stats"] = results_stats(path)
         result.update(changed=True, path=path, dest=args["dest"], summary=document["summary"],

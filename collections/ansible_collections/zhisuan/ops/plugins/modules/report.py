@@ -87,6 +87,12 @@ options:
         times and MTTR of the cause's class.
       - Defaults to C(remediation.jsonl) in O(history_dir). A missing file is an empty log.
     type: path
+  max_results_mib:
+    description:
+      - The largest O(src) read, in MiB; a bigger file fails the task with its size before it is read (Python holds
+        a parsed results document at about 8 times its size; a 1,000-node run of 60 checks a node is 14 MiB).
+      - Defaults to the environment variable C(ZHISUAN_MAX_RESULTS_MIB) of the controller, else 512.
+    type: float
 extends_documentation_fragment:
   - action_common_attributes
   - action_common_attributes.conn

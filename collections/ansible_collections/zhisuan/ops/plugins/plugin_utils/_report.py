@@ -21,6 +21,7 @@ import io
 import json
 import os
 import tempfile
+import time
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_formats as formats_
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
@@ -45,7 +46,7 @@ __all__ = ["FORMATS", "FILENAMES", "LANGUAGES", "SCHEMA_PATH", "DEFAULT_TEMPLATE
            "build_view", "commit_reports", "family_of", "format_value", "load_results", "md_cell", "md_fence", "md_text",
            "natural_key", "plan_reports", "plural", "render_html", "render_json", "render_junit", "render_markdown",
            "render_reports", "results_digest", "stage_reports", "validate_results", "verdict_summary", "write_reports",
-           "_facts_summary"]
+           "_facts_summary", "MAX_RESULTS_MIB", "MAX_RESULTS_ENV", "max_results_mib", "sweep_stale_temps"]
 
 FORMATS = ("html", "markdown", "junit", "json")
 FILENAMES = {"html": "report.html", "markdown": "report.md", "junit": "junit.xml", "json": "report.json"}
@@ -58,10 +59,38 @@ SCHEMA_PATH = os.path.join(COLLECTION_ROOT, "data", "schema", "results-v1.json")
 # loading and validation
 
 
-def load_results(path):
-    """The results document at ``path``; ReportError naming the file when it is missing or not a JSON object."""
+# The largest results.json read for a (re-)render, in MiB. A 1,000-node run of 60 checks a node is 14 MiB; 4,096
+# nodes of 250 checks ~250 MiB. Python holds a parsed document at about 8 times its size (a 1 GiB file took 8 GB
+# of memory), so a bigger file is refused before it is read; raise the cap with the report's max_results_mib or the
+# environment variable ZHISUAN_MAX_RESULTS_MIB.
+MAX_RESULTS_MIB = 512
+MAX_RESULTS_ENV = "ZHISUAN_MAX_RESULTS_MIB"
+
+
+def max_results_mib(value=None):
+    """The cap in MiB: ``value`` if given, else ``$ZHISUAN_MAX_RESULTS_MIB``, else ``MAX_RESULTS_MIB``."""
+    if value is None:
+        value = os.environ.get(MAX_RESULTS_ENV) or MAX_RESULTS_MIB
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ReportError("zhisuan.ops.report: the results size cap must be a number of MiB, got %r" % (value,))
+    if value <= 0:
+        raise ReportError("zhisuan.ops.report: the results size cap must be a positive number of MiB, got %g" % value)
+    return value
+
+
+def load_results(path, max_mib=None):
+    """The results document at ``path``; ReportError naming the file when it is missing, larger than the cap
+    (``max_results_mib``) or not a JSON object."""
+    cap = max_results_mib(max_mib)
     try:
         with open(path, "r", encoding="utf-8") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > cap * 1024 * 1024:
+                raise ReportError("zhisuan.ops.report: results file %s is %.1f MiB, over the %g MiB cap for a report "
+                                  "(reading it takes about 8 times its size in memory); raise max_results_mib or %s "
+                                  "if this run is really that large" % (path, size / 1048576.0, cap, MAX_RESULTS_ENV))
             data = json.load(handle)
     except FileNotFoundError:
         raise ReportError("zhisuan.ops.report: results file %s does not exist" % path)
@@ -190,6 +219,54 @@ def _discard(staged):
                 pass
 
 
+def _temp_prefix(name):
+    # the renderer's pid in the name: a render killed (kill -9, a power cut) leaves temp files that the next render
+    # can tell from those of a render still running
+    return ".%s.%d." % (name, os.getpid())
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, someone else's
+        return True
+    return True
+
+
+_STALE_NO_PID_S = 3600
+
+
+def sweep_stale_temps(dest_dir, now=None):
+    """Remove the temp files a killed render left in ``dest_dir`` (``.report.html.<pid>.*.tmp`` ...): those of a pid
+    that no longer runs, and those without a pid (older renders) untouched for an hour. Returns what was removed."""
+    removed = []
+    try:
+        names = os.listdir(dest_dir)
+    except OSError:
+        return removed
+    now = time.time() if now is None else now
+    heads = [".%s." % filename for filename in FILENAMES.values()]
+    for name in names:
+        head = next((h for h in heads if name.startswith(h) and name.endswith(".tmp")), None)
+        if head is None:
+            continue
+        path = os.path.join(dest_dir, name)
+        pid_text, sep, dummy = name[len(head):-len(".tmp")].partition(".")
+        try:
+            if sep and pid_text.isdigit():
+                stale = int(pid_text) != os.getpid() and not _pid_alive(int(pid_text))
+            else:
+                stale = now - os.lstat(path).st_mtime > _STALE_NO_PID_S
+            if stale:
+                os.unlink(path)
+                removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
 def stage_reports(results, dest_dir, formats, template_dir=None, history=None, remediation=None, check_mode=False,
                   language="en"):
     """Render every format into a temp file (beside its destination; in the system temp folder in check mode).
@@ -200,12 +277,15 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
     view = build_view(results, history, remediation, language=language)
     created = not check_mode and not os.path.isdir(dest_dir)
     staged = []
+    path = dest_dir
     try:
         if not check_mode:
             os.makedirs(dest_dir, exist_ok=True)
+            sweep_stale_temps(dest_dir)
         for fmt in formats:
             path = os.path.join(dest_dir, FILENAMES[fmt])
-            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=".%s." % FILENAMES[fmt], suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(FILENAMES[fmt]),
+                                       suffix=".tmp")
             staged.append((fmt, path, tmp, True))
             with io.open(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:
                 _stream(fmt, results, view, templates, handle.write)
@@ -222,7 +302,8 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
             except OSError:
                 pass
         if isinstance(exc, OSError):
-            raise ReportError("zhisuan.ops.report: cannot write reports to %s: %s" % (dest_dir, exc))
+            # a full disk (ENOSPC) or a quota says nothing of the file it stopped: name it
+            raise ReportError("zhisuan.ops.report: cannot write %s: %s" % (path, exc.strerror or exc))
         raise
     if check_mode:
         _discard(staged)
@@ -232,6 +313,7 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
 
 def commit_reports(staged, dest_dir):
     """Move the changed reports into place (atomically, one rename each); drop the unchanged temp files."""
+    path = dest_dir
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -240,7 +322,7 @@ def commit_reports(staged, dest_dir):
                 os.chmod(tmp, 0o666 & ~umask)
                 os.replace(tmp, path)
     except OSError as exc:
-        raise ReportError("zhisuan.ops.report: cannot write reports to %s: %s" % (dest_dir, exc))
+        raise ReportError("zhisuan.ops.report: cannot write %s: %s" % (path, exc.strerror or exc))
     finally:
         _discard([s for s in staged if s[2] and os.path.exists(s[2])])
 

@@ -27,7 +27,7 @@ REPORT_SCHEMA = "zhisuan.ops/report/v1"
 TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
 
 _MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
-_MD_SPECIAL = re.compile("[<\\\\|\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_MD_SPECIAL = re.compile("[<\\\\|\\[\\]\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # Characters XML 1.0 cannot carry at all (C0 controls but tab, CR, LF; lone surrogates; U+FFFE/U+FFFF).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -36,20 +36,34 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 # Markdown text helpers (template filters)
 
 
-def md_text(value):
-    """Markdown text that cannot open raw HTML: ``<`` before a tag-like character becomes ``&lt;``.
-
-    ``< 83`` stays readable; ``<script>`` cannot reach a renderer that passes raw HTML through."""
-    text = value if isinstance(value, str) else format_value(value)
+def _md_inline(text, table=False):
+    """``text`` with raw HTML and link/image syntax off: ``<`` before a tag-like character becomes ``&lt;``; with a
+    ``[`` or ``]`` in it (or in a table cell) backslashes are doubled and brackets escaped, so that
+    ``[x](javascript:...)`` and ``![](http://...)`` from a tool's output print as text; in a table ``|`` is escaped."""
+    if table or "[" in text or "]" in text:
+        text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+        if table:
+            text = text.replace("|", "\\|")
     return _MD_TAG.sub("&lt;", text) if "<" in text else text
 
 
+def md_text(value):
+    """Markdown text that cannot open raw HTML nor make a link or image: ``<`` before a tag-like character becomes
+    ``&lt;``, ``[`` and ``]`` are escaped.
+
+    ``< 83`` stays readable; ``<script>`` cannot reach a renderer that passes raw HTML through, and
+    ``[click](javascript:...)`` or ``![](http://tracker/)`` in a tool's output is text, not a link or a fetched
+    image."""
+    text = value if isinstance(value, str) else format_value(value)
+    return _md_inline(text)
+
+
 def md_cell(value):
-    """Text safe inside one Markdown table cell: ``|`` escaped, line breaks as <br>, no raw HTML."""
+    """Text safe inside one Markdown table cell: ``|`` escaped, line breaks as <br>, no raw HTML, no link or image."""
     text = value if isinstance(value, str) else format_value(value)
     if not _MD_SPECIAL.search(text):
         return text.strip()
-    text = md_text(text).replace("\\", "\\\\").replace("|", "\\|")
+    text = _md_inline(text, table=True)
     return "<br>".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 

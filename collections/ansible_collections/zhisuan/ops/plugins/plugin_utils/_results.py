@@ -339,7 +339,17 @@ def validate(results, schema=None):
 
 
 def atomic_write(path, text):
-    """Write ``text`` to ``path`` through a temp file in the same directory and os.replace()."""
+    """Write ``text`` to ``path`` through a temp file in the same directory and os.replace(). An OSError names
+    ``path`` (a full disk's ENOSPC on write names no file of its own)."""
+    try:
+        _atomic_write(path, text)
+    except OSError as exc:
+        if exc.filename == path:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), path)
+
+
+def _atomic_write(path, text):
     directory = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
     try:

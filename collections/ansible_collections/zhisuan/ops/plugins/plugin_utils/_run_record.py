@@ -209,7 +209,13 @@ class RunRecorder(object):
             problems = validate(document)
             if problems:
                 self.warn("zhisuan.ops: the partial record does not match its schema: %s" % "; ".join(problems[:3]))
-            path = write_results(document, self.run["dir"], self.run.get("latest_link"))
+            try:
+                path = write_results(document, self.run["dir"], self.run.get("latest_link"))
+            except OSError as exc:
+                # a full disk at the end of a run: say which file, without a traceback
+                self.warn("zhisuan.ops: %s; the partial record of run %s could not be written: cannot write %s: %s"
+                          % (reason, self.run["id"], exc.filename or self.run["dir"], exc.strerror or exc))
+                return None
             self.written = path
             self.warn("zhisuan.ops: %s; the partial record of run %s is %s" % (reason, self.run["id"], path))
         if path and not self.reported and self.write_report is not None:

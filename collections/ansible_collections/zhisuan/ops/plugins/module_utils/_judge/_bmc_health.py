@@ -178,7 +178,7 @@ def _manager_check(host, manager):
     if not isinstance(manager, dict) or manager.get("health") in (None, "OK"):
         return []
     component = "BMC %s" % " ".join(str(value) for value in (manager.get("id"), "(%s)" % manager["model"]
-                                                           if manager.get("model") else None) if value)
+                                                             if manager.get("model") else None) if value)
     status = "fail" if manager["health"] == "Critical" else "warn"
     return [make_check("bmc.manager.health", host, status, component=component, observed=manager["health"],
                        expected="OK", remedy="investigate", evidence=_evidence(manager, ("health", "model",
@@ -188,10 +188,30 @@ def _manager_check(host, manager):
                                % (manager.get("model") or manager.get("id") or "manager", manager["health"]))]
 
 
+def _system_checks(host, systems):
+    """``bmc.system.health``: each ComputerSystem of a BMC that serves more than one (a multi-node blade), named by
+    its resource path, so an unhealthy node is never hidden behind the first one's ``bmc.health.system``."""
+    systems = [item for item in systems or [] if isinstance(item, dict)]
+    if len(systems) < 2:
+        return []
+    checks = []
+    for item in systems:
+        component = "ComputerSystem Systems/%s%s" % (item.get("id") or "?",
+                                                     " (%s)" % item["model"] if item.get("model") else "")
+        verdict = _verdict(item, "investigate", "investigate",
+                           "read this node's event log for the cause (VRM, DIMM, CPU) and repair that part", component)
+        if verdict is not None:
+            status, message, remedy = verdict
+            checks.append(make_check("bmc.system.health", host, status, component=component,
+                                     observed=item.get("health"), expected="OK", message=message, remedy=remedy,
+                                     evidence=_evidence(item, ("health", "power_state", "model", "serial"))))
+    return checks
+
+
 def part_health_checks(host, facts):
     """The health checks of every part in ``facts`` (``bmc`` facts); lists that are None (not read, or a protocol
     that cannot see them) give no check."""
-    checks = _manager_check(host, facts.get("manager"))
+    checks = _manager_check(host, facts.get("manager")) + _system_checks(host, facts.get("systems"))
     for key, check_id, noun, plural, critical_remedy, warning_remedy, advice in PARTS:
         if key == "drives" and isinstance(facts.get("storage"), list):
             checks.extend(_storage_checks(host, facts["storage"], facts.get("drives")))

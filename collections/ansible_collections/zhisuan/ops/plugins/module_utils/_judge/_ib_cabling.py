@@ -194,7 +194,7 @@ def _rate_check(plan, link, observed, common, tool, node, hca, port):
                       evidence=evidence,
                       message="%s %s links at %s, below %s %s (%s degraded): a damaged or wrong cable, a dirty "
                       "connector or a port at a lower speed" % (node, component, rate_text(*seen), basis,
-                                                                 rate_text(*expected), " and ".join(worse)))
+                                                                rate_text(*expected), " and ".join(worse)))
 
 
 def judge_ib_cabling(fabric, plan):

@@ -37,7 +37,8 @@ SOFTWARE_KEYS = ("nccl", "ofed", "fabric_manager", "dcgm", "kernel")
 NAMES = {
     "bios": "BIOS", "bmc": "BMC firmware", "cpld": "CPLD firmware", "gpu_vbios": "GPU VBIOS",
     "nic_firmware": "NIC firmware", "psu_firmware": "PSU firmware", "drive_firmware": "drive firmware",
-    "gpu_baseboard": "GPU baseboard firmware", "pcie_switch": "PCIe switch firmware", "driver": "NVIDIA driver", "cuda": "CUDA", "nccl": "NCCL", "ofed": "MLNX_OFED/DOCA-OFED",
+    "gpu_baseboard": "GPU baseboard firmware", "pcie_switch": "PCIe switch firmware",
+    "driver": "NVIDIA driver", "cuda": "CUDA", "nccl": "NCCL", "ofed": "MLNX_OFED/DOCA-OFED",
     "fabric_manager": "Fabric Manager", "dcgm": "DCGM", "kernel": "kernel",
 }
 _ENABLED = frozenset(("enabled", "enable", "true", "on", "yes", "1"))

@@ -12,8 +12,10 @@ BIOS read that failed after the inventory, ``failed_reads``), ``bmc.readout.syst
 ``bmc.health.system``, ``bmc.sensor.<kind>`` (kinds in SENSOR_KINDS order), ``bmc.psu.health`` per PSU,
 ``bmc.fan.health`` per fan, the health of every other part (``_bmc_health``: ``bmc.manager.health``,
 ``bmc.processor.health``, ``bmc.gpu.health``, ``bmc.memory.health``, ``bmc.storage.health``, ``bmc.drive.health``,
-``bmc.nic.health``, ``bmc.pcie.health``: one check per part that is not healthy, one pass per kind), then
-``bmc.readout.log`` per log that could not be read whole and ``bmc.sel.critical``, then the inventory against ``zhisuan_expected``: ``bmc.gpu.count``, ``bmc.gpu.model``,
+``bmc.nic.health``, ``bmc.pcie.health``, ``bmc.system.health`` per node of a multi-node BMC: one check per part
+that is not healthy, one pass per kind), then
+``bmc.readout.log`` per log that could not be read whole and ``bmc.sel.critical``, then the
+inventory against ``zhisuan_expected``: ``bmc.gpu.count``, ``bmc.gpu.model``,
 ``bmc.memory.count``, ``bmc.memory.size``, ``bmc.nic.count``, ``bmc.drive.count``, ``bmc.psu.count``.
 
 Sensors: a sensor outside its critical or fatal thresholds fails, one outside its caution thresholds warns
@@ -159,7 +161,7 @@ def _health_check(host, system):
     status = {"OK": "pass", "Warning": "warn", "Critical": "fail"}.get(health, "warn")
     message = ("The BMC reports the system healthy" if status == "pass"
                else "The BMC reports the system's health as %s; the sensor, PSU, fan and part checks and the log below "
-                  "name what is not healthy" % health)
+               "name what is not healthy" % health)
     return make_check("bmc.health.system", host, status, component="System", observed=health, expected="OK",
                       message=message, remedy=None if status == "pass" else "investigate",
                       evidence="Status.Health=%s" % health)

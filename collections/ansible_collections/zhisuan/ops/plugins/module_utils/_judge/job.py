@@ -214,7 +214,7 @@ def _consequences(checks, comp, oom, timeouts, net, pairs):
     """The NCCL checks of a job that ran out of memory: warn + restart_app, naming the OOM line they follow."""
     first = oom[0]
     after = "they follow the CUDA out of memory at line %s%s" % (first.get("line"), " on %s" % first["host"]
-                                                                  if first.get("host") else "")
+                                                                 if first.get("host") else "")
     if timeouts:
         checks.append(make_check(
             "job.nccl.timeout", "cluster", "warn", comp, "%d rank(s) timed out" % len(timeouts), "no collective timeout",
@@ -302,7 +302,7 @@ def judge_accounting(checks, accounting, thresholds, hostmap):
                 "%d job(s) taken down" % len(blamed), "< %s in %s" % (limit, span),
                 "%s took down %d job(s) in %s (%s): %s; diagnose it%s" % (
                     host or node, len(blamed), span, ", ".join("%s %d" % (s, len(states[s])) for s in NODE_BLAMED
-                                                                if states.get(s)),
+                                                               if states.get(s)),
                     ", ".join(blamed[:10]), " in this run" if host else " (not in the inventory)"),
                 remedy="investigate", evidence="from %s; per state: %s" % (source, states)))
     warnings = accounting.get("warnings") or []

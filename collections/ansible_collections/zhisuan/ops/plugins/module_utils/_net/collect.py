@@ -202,7 +202,8 @@ def collect_ib_subnet(params, warn=None):
     if not path:
         return None
     try:
-        result = run([path], timeout=params["timeout"], tool="ibnetdiscover")
+        # -p: the ports report, one line per port, the idle ports too (a pulled cable shows as its idle port)
+        result = run([path, "-p"], timeout=params["timeout"], tool="ibnetdiscover")
         facts = ibnetdiscover.fabric_facts(result.stdout, warn=warn)
         facts["error"] = None
         return facts

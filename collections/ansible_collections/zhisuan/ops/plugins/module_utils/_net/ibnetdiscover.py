@@ -239,8 +239,8 @@ def fabric_facts(text, warn=None):
                 host, hca = split_description(node["name"])
                 idle[(node["guid"], port["port"])] = {"host": host, "hca": hca, "port": port["port"], "switch": None,
                                                       "switch_guid": None, "switch_port": None,
-                                                   "source": "ca", "ca_guid": node["guid"], "width": None,
-                                                   "speed": None}
+                                                      "source": "ca", "ca_guid": node["guid"], "width": None,
+                                                      "speed": None}
             elif node["type"] == "Switch" and port["peer_type"] == "Switch":
                 ends = sorted([(node["guid"], port["port"]), (port["peer_guid"], port["peer_port"])],
                               key=lambda end: (str(end[0]), end[1] if end[1] is not None else -1))

@@ -293,7 +293,7 @@ def parse_parsable(text, fields=None, delimiter=None):
             values = values[:-1]  # -p: every line ends with the delimiter
         if len(values) != width:
             _warn(warnings, "line %d has %d fields, the header %d: left out (%r)" % (number, len(values), width,
-                                                                                    line[:120]))
+                                                                                     line[:120]))
             continue
         job = _parsable_row(values, names, number, warnings)
         if job is None:
