@@ -173,7 +173,7 @@ def parse_ibnetdiscover(text, warn=None):
         _warn(warn, message)
 
     kinds = set()
-    lines = [line for line in (text or "").splitlines()]
+    lines = (text or "").splitlines()
     last = None
     for index, line in enumerate(lines):
         if not line.strip():

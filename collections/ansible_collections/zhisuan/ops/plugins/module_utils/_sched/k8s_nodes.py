@@ -76,6 +76,7 @@ def _yaml_items(text, what, warnings):
     if yaml is None:
         raise ParseError("kubectl", "'%s' output is YAML and PyYAML (which Ansible itself needs) is not importable"
                          % what)
+    first_error = None
     try:
         doc = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
         if isinstance(doc, dict) and isinstance(doc.get("items"), list):
