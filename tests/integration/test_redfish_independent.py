@@ -185,7 +185,13 @@ def test_each_captured_tree_served_by_sushy_static_is_judged_without_error(deliv
     record = document["hosts"][node]
     bmc_checks = [c for c in record["checks"] if c["id"].startswith("bmc.")]
     assert len(bmc_checks) >= 8
-    assert by_status(document, node, "error") == []
+    # Since issue 22 every event log is read, and a log that cannot be read is an error, never a pass over an unread
+    # log. The captured subsets (tests/fixtures/PROVENANCE.md) left some LogServices collections out, so such an error
+    # is right - but only naming the LogServices the subset lacks.
+    errors = by_status(document, node, "error")
+    assert [item for item in errors if item[0] != "bmc.readout.log"] == []
+    for item in [c for c in record["checks"] if c["id"] == "bmc.readout.log" and c["status"] == "error"]:
+        assert "LogServices" in " ".join(str(item.get(key) or "") for key in ("component", "message", "evidence")), item
     assert check(document, node, "bmc.power.state")["status"] == "pass"
     facts = record["facts"]["bmc"]
     # the port came from bmc_address, basic authentication was chosen because sushy-static returns no token
