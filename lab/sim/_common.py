@@ -18,6 +18,7 @@ Simulators replay real captures from tests/fixtures and only edit values in them
 wrappers run them with ``python -I -S``.
 """
 
+import glob
 import os
 import sys
 import time
@@ -104,6 +105,18 @@ def own_faults(state, kinds, check_fault=None, gpus=None):
             if check_fault is not None:
                 check_fault(fault, node, f"faults[{i}]")
             out.append(fault)
+    return out
+
+
+def fabric_faults(state_path, kinds):
+    """[(node, fault)] of the faults of ``kinds`` of every node of the lab (this state file's siblings): what a
+    simulated fabric-wide tool (iblinkinfo, ibnetdiscover) shows, whichever node runs it."""
+    out = []
+    pattern = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(state_path))), "*", "state.json")
+    for path in sorted(glob.glob(pattern)):
+        state = load_state(path)
+        for fault in own_faults(state, kinds):
+            out.append((state["node"], fault))
     return out
 
 

@@ -18,13 +18,12 @@ node's ``zhisuan_tools``. The scenario's nodes that are in the capture (``n01``,
 Invoked through the per-node wrapper written by ``lab/labctl.py up``. Standard library only.
 """
 
-import glob
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, load_state, own_faults, run_sim, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, fabric_faults, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("iblinkinfo",)
 OPTIONAL = True
@@ -115,17 +114,6 @@ def miswire(text, node, new_port):
     return "".join(lines)
 
 
-def lab_faults(state_path):
-    """[(node, fault)] of the ``ib_miswire`` faults of every node of the lab (this state file's siblings)."""
-    out = []
-    pattern = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(state_path))), "*", "state.json")
-    for path in sorted(glob.glob(pattern)):
-        state = load_state(path)
-        for fault in own_faults(state, FAULT_KINDS):
-            out.append((state["node"], fault))
-    return out
-
-
 def render(faults):
     text = _read()
     for node, fault in faults:
@@ -144,7 +132,7 @@ def main(argv=None):
     def work(state):
         if args:
             return unsupported("iblinkinfo", args, "iblinkinfo with no arguments")
-        sys.stdout.write(render(lab_faults(state_path)))
+        sys.stdout.write(render(fabric_faults(state_path, FAULT_KINDS)))
         return 0
 
     return run_sim("iblinkinfo", state_path, work)

@@ -20,13 +20,12 @@ then is it in a node's ``zhisuan_tools``. The scenario's nodes the capture holds
 ``p0001``) are the lab's IB nodes. Standard library only.
 """
 
-import glob
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, load_state, own_faults, run_sim, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, fabric_faults, own_faults, run_sim, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("ibnetdiscover",)
 OPTIONAL = True
@@ -131,16 +130,6 @@ def pull(text, node):
     return "".join(lines)
 
 
-def lab_faults(state_path):
-    out = []
-    pattern = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(state_path))), "*", "state.json")
-    for path in sorted(glob.glob(pattern)):
-        state = load_state(path)
-        for fault in own_faults(state, FAULT_KINDS):
-            out.append((state["node"], fault))
-    return out
-
-
 def render(faults):
     text = _read()
     for node, fault in faults:
@@ -165,7 +154,7 @@ def main(argv=None):
     def work(state):
         if args not in (["-p"], ["--ports"]):
             return unsupported("ibnetdiscover", args, "ibnetdiscover -p (the ports report)")
-        sys.stdout.write(render(lab_faults(state_path)))
+        sys.stdout.write(render(fabric_faults(state_path, FAULT_KINDS)))
         return 0
 
     return run_sim("ibnetdiscover", state_path, work)

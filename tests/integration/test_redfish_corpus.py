@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import traceback
 
 import pytest
@@ -38,8 +37,8 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import logs
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.inventory import run_firmware_info, run_info
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import judge_family
 
-from .conftest import BIN, REPO
-from .test_redfish_independent import free_port, make_ca, wait_tls
+from .conftest import REPO
+from .test_redfish_independent import free_port, make_ca, start_logged, stop_all, sushy_static_argv, wait_tls
 
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "redfish")
 with open(os.path.join(FIXTURES, "CORPUS.yml")) as _handle:
@@ -106,25 +105,14 @@ def served(tmp_path_factory):
     try:
         for tree in sorted(CORPUS):
             port = free_port()
-            log = open(str(folder / ("%s.log" % tree)), "w")
-            process = subprocess.Popen([os.path.join(BIN, "sushy-static"), "-i", "127.0.0.1", "-p", str(port),
-                                        "-m", os.path.join(FIXTURES, tree), "--ssl-certificate", cert,
-                                        "--ssl-key", key], stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
-            processes.append((process, log))
+            process = start_logged(folder, processes, tree,
+                                   sushy_static_argv(port, os.path.join(FIXTURES, tree), cert, key))
             addresses[tree] = (port, process)
         for tree, (port, process) in addresses.items():
             wait_tls(port, ca, process)
         yield {tree: ("https://127.0.0.1:%d" % port, ca) for tree, (port, _) in addresses.items()}
     finally:
-        for process, log in processes:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-            log.close()
+        stop_all(processes)
 
 
 class Module(object):

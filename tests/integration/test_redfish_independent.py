@@ -71,6 +71,31 @@ def make_ca(folder):
     return ca, cert, key
 
 
+def start_logged(folder, processes, name, argv, env=None):
+    """A server process in its own session, its output in ``folder/<name>.log``; appended to ``processes``."""
+    log = open(str(folder / ("%s.log" % name)), "w")
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    processes.append((process, log))
+    return process
+
+
+def sushy_static_argv(port, tree_dir, cert, key):
+    return [os.path.join(BIN, "sushy-static"), "-i", "127.0.0.1", "-p", str(port), "-m", tree_dir,
+            "--ssl-certificate", cert, "--ssl-key", key]
+
+
+def stop_all(processes):
+    """Stop what start_logged started (SIGTERM, then SIGKILL after 10 s) and close the logs."""
+    for process, log in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+
+
 def wait_tls(port, ca, process, timeout=30.0):
     context = ssl.create_default_context(cafile=ca)
     deadline = time.monotonic() + timeout
@@ -94,15 +119,11 @@ def servers(tmp_path_factory):
     processes, hosts = [], {}
 
     def start(name, argv, env=None):
-        log = open(str(folder / ("%s.log" % name)), "w")
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        processes.append((process, log))
-        return process
+        return start_logged(folder, processes, name, argv, env)
 
     def static(name, tree_dir, expected, **extra):
         port = free_port()
-        process = start(name, [os.path.join(BIN, "sushy-static"), "-i", "127.0.0.1", "-p", str(port), "-m", tree_dir,
-                               "--ssl-certificate", cert, "--ssl-key", key])
+        process = start(name, sushy_static_argv(port, tree_dir, cert, key))
         wait_tls(port, ca, process)
         hosts[name] = dict({"bmc_address": "https://127.0.0.1:%d" % port, "bmc_password": PASSWORD,
                             "zhisuan_expected": expected}, **extra)
@@ -142,14 +163,7 @@ def servers(tmp_path_factory):
     try:
         yield folder, hosts
     finally:
-        for process, log in processes:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-            log.close()
+        stop_all(processes)
 
 
 @pytest.fixture(scope="module")

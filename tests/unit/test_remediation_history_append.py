@@ -63,8 +63,8 @@ def test_build_without_an_entry_is_a_node_left_alone():
 
 def test_each_append_is_whole_lines_and_read_gives_them_back(tmp_path):
     first, second = _record("r1", "acted"), _record("r1", "repaired", resumed=NOW.isoformat())
-    history.append_record(str(tmp_path), first)
-    history.append_record(str(tmp_path), second)
+    history.append(str(tmp_path), [first])
+    history.append(str(tmp_path), [second])
     path = tmp_path / history.FILE_NAME
     data = path.read_bytes()
     assert data.endswith(b"\n") and data.count(b"\n") == 2
@@ -79,7 +79,7 @@ def test_a_cut_off_run_leaves_its_acted_record_and_escalation_counts_it(tmp_path
     # run r1: reset, verified, repaired; run r2: reset, then cut off (AWX cancelled the job) - no final record
     for record in (_record("r1", "acted"), _record("r1", "repaired", resumed=NOW.isoformat()),
                    _record("r2", "acted", minutes=60)):
-        history.append_record(str(tmp_path), record)
+        history.append(str(tmp_path), [record])
     records = history.read(str(tmp_path / history.FILE_NAME))
     assert [(r["run_id"], r["outcome"]) for r in records] == [("r1", "repaired"), ("r2", "acted")]
     assert tries(records, "node03", CAUSE, 30, NOW) == {"reset_gpu": 2}
@@ -91,7 +91,7 @@ def test_a_cut_off_run_leaves_its_acted_record_and_escalation_counts_it(tmp_path
 
 def test_a_torn_last_line_is_passed_over_with_a_warning_and_never_glued_to_the_next_record(tmp_path):
     good = _record("r1", "ticket")
-    history.append_record(str(tmp_path), good)
+    history.append(str(tmp_path), [good])
     path = tmp_path / history.FILE_NAME
     line = json.dumps(_record("r2", "acted"), sort_keys=True, separators=(",", ":"))
     with open(path, "ab") as handle:  # a write cut off half way (the process was killed in it)
@@ -103,7 +103,7 @@ def test_a_torn_last_line_is_passed_over_with_a_warning_and_never_glued_to_the_n
                                   "not JSON (" % (path, len(line) // 2))
     assert warnings[0].endswith("; passed over")
     later = _record("r3", "failed")
-    history.append_record(str(tmp_path), later)
+    history.append(str(tmp_path), [later])
     warnings = []
     assert history.read(str(path), warn=warnings.append) == [good, later]
     assert len(warnings) == 1 and warnings[0].startswith("%s line 2: not JSON (" % path)
@@ -117,7 +117,7 @@ signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write over the limit: EFBIG,
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
 record = json.loads(sys.argv[3])
 try:
-    history.append_record(sys.argv[1], record)
+    history.append(sys.argv[1], [record])
 except history.HistoryError as exc:
     print("HistoryError:", exc)
 except OSError as exc:
@@ -138,7 +138,7 @@ def _append_limited(directory, limit, record):
 
 def test_a_short_write_is_an_error_and_its_fragment_is_not_glued_to_the_next_record(tmp_path):
     good = _record("r1", "repaired", resumed=NOW.isoformat())
-    history.append_record(str(tmp_path), good)
+    history.append(str(tmp_path), [good])
     path = tmp_path / history.FILE_NAME
     size = path.stat().st_size
     cut = _record("r2", "acted")
@@ -149,7 +149,7 @@ def test_a_short_write_is_an_error_and_its_fragment_is_not_glued_to_the_next_rec
     assert path.stat().st_size == size + 40  # the fragment is there, without its newline (the limit stopped it)
     # the next append (the disk has room again) starts a line of its own
     later = _record("r3", "failed")
-    history.append_record(str(tmp_path), later)
+    history.append(str(tmp_path), [later])
     warnings = []
     assert history.read(str(path), warn=warnings.append) == [good, later]
     assert len(warnings) == 1 and warnings[0].startswith("%s line 2: not JSON (" % path)
@@ -157,7 +157,7 @@ def test_a_short_write_is_an_error_and_its_fragment_is_not_glued_to_the_next_rec
 
 def test_a_write_the_disk_refuses_entirely_is_an_os_error(tmp_path):
     good = _record("r1", "ticket")
-    history.append_record(str(tmp_path), good)
+    history.append(str(tmp_path), [good])
     path = tmp_path / history.FILE_NAME
     said = _append_limited(str(tmp_path), path.stat().st_size, _record("r2", "acted"))
     assert said.startswith("OSError: [Errno 27] File too large"), said
@@ -172,4 +172,4 @@ def test_a_history_that_cannot_be_read_is_empty_with_a_warning(tmp_path):
     assert len(warnings) == 1 and warnings[0].startswith("%s cannot be read ([Errno 21] Is a directory" % path)
     assert warnings[0].endswith("; read as an empty history")
     with pytest.raises(OSError):
-        history.append_record(str(tmp_path), _record("r1", "acted"))
+        history.append(str(tmp_path), [_record("r1", "acted")])

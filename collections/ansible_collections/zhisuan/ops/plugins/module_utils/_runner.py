@@ -194,6 +194,34 @@ def _emit(on_line, block):
         on_line(line)
 
 
+def feed_lines(pending, chunk, on_line):
+    """Add ``chunk`` (bytes) to ``pending`` (a bytearray) and hand every complete line in it to ``on_line``; only a
+    partial last line stays in ``pending``. The one line splitter of a program's stdout and of a saved file."""
+    pending += chunk
+    end = pending.rfind(b"\n")
+    if end >= 0:
+        block = bytes(pending[:end])
+        del pending[:end + 1]
+        _emit(on_line, block)
+
+
+def flush_lines(pending, on_line):
+    """Hand what is left in ``pending`` (a last line without a newline) to ``on_line``."""
+    if pending:
+        _emit(on_line, bytes(pending))
+        del pending[:]
+
+
+def read_saved(path, tool, what="saved output", error=ToolNotFound):
+    """The text of a saved output a user hands a module instead of running the tool (``src``). Raises ``error``
+    naming the tool and the file: ``<tool>: cannot read <what> <path>: <reason>``."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise error(tool, "cannot read %s %s: %s" % (what, path, exc.strerror or exc))
+
+
 def _read(proc, data, timeout, limit, on_line):
     """stdout and stderr of ``proc`` as bytes, read as they come until both close, then the exit waited for; raises
     subprocess.TimeoutExpired past ``timeout`` and _OverLimit past ``limit`` bytes held. With ``on_line``, stdout's
@@ -219,16 +247,12 @@ def _read(proc, data, timeout, limit, on_line):
                 if not chunk:
                     selector.unregister(key.fd)
                     continue
-                buffer = held[key.fd]
-                buffer += chunk
                 if key.fd == out_fd and on_line is not None:
                     if len(head) < _STREAM_HEAD:
                         head += chunk[:_STREAM_HEAD - len(head)]
-                    end = buffer.rfind(b"\n")
-                    if end >= 0:
-                        block = bytes(buffer[:end])
-                        del buffer[:end + 1]
-                        _emit(on_line, block)
+                    feed_lines(held[key.fd], chunk, on_line)
+                else:
+                    held[key.fd] += chunk
                 if len(held[out_fd]) + len(held[err_fd]) > limit:
                     raise _OverLimit(bytes(head if on_line is not None else held[out_fd][:_STREAM_HEAD]),
                                      bytes(held[err_fd][:_STREAM_HEAD]))
@@ -240,8 +264,7 @@ def _read(proc, data, timeout, limit, on_line):
     proc.wait(timeout=remaining)
     out = held[out_fd]
     if on_line is not None:
-        if out:
-            _emit(on_line, bytes(out))
+        flush_lines(out, on_line)
         out = head
     return out, held[err_fd]
 

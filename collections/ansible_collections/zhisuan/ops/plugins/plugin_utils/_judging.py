@@ -367,14 +367,19 @@ _FIRMWARE_CACHE = {}
 
 def firmware_table(site=None):
     """The compiled firmware classification table, a site's rules (``zhisuan_firmware_classes``) in front; the
-    shipped file is read once per process. Raises ValueError naming the file or variable that is wrong."""
+    shipped file is read and compiled once per process (with a site's rules, compiled again for each call: they are
+    the host's variables). Raises ValueError naming the file or variable that is wrong."""
     if None not in _FIRMWARE_CACHE:
         try:
             with open(FIRMWARE_TABLE) as handle:
-                _FIRMWARE_CACHE[None] = safe_load(handle)
+                loaded = safe_load(handle)
         except (IOError, OSError, yaml.YAMLError) as exc:
             raise ValueError("cannot read the firmware classification table %s: %s" % (FIRMWARE_TABLE, exc))
-    return firmware_classes.compile_table(_FIRMWARE_CACHE[None], site=site or None)
+        _FIRMWARE_CACHE["compiled"] = firmware_classes.compile_table(loaded)
+        _FIRMWARE_CACHE[None] = loaded
+    if not site:
+        return _FIRMWARE_CACHE["compiled"]
+    return firmware_classes.compile_table(_FIRMWARE_CACHE[None], site=site)
 
 
 def judge_family(family, host, collected, profile=None, profile_overrides=None, profiles_dir=None, expected=None,

@@ -10,9 +10,9 @@ either -> ``bandwidth`` facts (nvbandwidth's shape: the same rules judge both)."
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import bandwidthtest, nvbandwidth
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, read_saved, run, tool_failed
 
 # The options of zhisuan.ops.gpu_bandwidth; zhisuan.ops.node_collect takes the same for gpu_bandwidth.
 GPU_BANDWIDTH_ARGSPEC = dict(
@@ -37,26 +37,26 @@ def build_argv(program, testcases):
     return argv
 
 
-def read_saved(path):
+def _facts_of(result, parser):
+    """The facts of one run of a bandwidth tool (``parser``: the nvbandwidth or bandwidthtest module). Output it
+    cannot read is a failed run when the exit is non-zero, else a ParseError; a non-zero exit is a failed run unless
+    a copy did not verify: a copy whose data did not verify exits non-zero too, and that is a finding (judged fail),
+    not a tool failure."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ToolNotFound(nvbandwidth.TOOL, "cannot read saved output %s: %s" % (path, exc.strerror or exc))
+        facts = parser.parse(result.stdout)
+    except ZhisuanError as exc:
+        if result.rc != 0:
+            raise tool_failed(result, parser.TOOL)
+        raise attach(exc, result)
+    if result.rc != 0 and not facts.get("verification_failures"):
+        raise tool_failed(result, parser.TOOL, tail=True)
+    return facts
 
 
 def run_nvbandwidth(program, testcases, timeout):
     """Run nvbandwidth once; its facts plus the command. Raises ToolNotFound / ToolTimeout / ToolFailed / ParseError."""
     result = run(build_argv(program, testcases), timeout=timeout, tool=nvbandwidth.TOOL, ok_rcs=None)
-    try:
-        facts = nvbandwidth.parse(result.stdout)
-    except ZhisuanError as exc:
-        if result.rc != 0:
-            raise tool_failed(result, nvbandwidth.TOOL)
-        raise attach(exc, result)
-    if result.rc != 0 and not facts.get("verification_failures"):
-        raise tool_failed(result, nvbandwidth.TOOL, tail=True)
-    # a copy whose data did not verify exits non-zero too: that is a finding (judged fail), not a tool failure
+    facts = _facts_of(result, nvbandwidth)
     facts["rc"] = result.rc
     facts["cmd"] = result.argv
     return facts
@@ -69,15 +69,7 @@ def run_bandwidthtest(program, devices, timeout):
     for index in devices:
         result = run([program, "--device=%d" % index] + _BANDWIDTHTEST_ARGS, timeout=timeout, tool=bandwidthtest.TOOL,
                      ok_rcs=None)
-        try:
-            facts = bandwidthtest.parse(result.stdout)
-        except ZhisuanError as exc:
-            if result.rc != 0:
-                raise tool_failed(result, bandwidthtest.TOOL)
-            raise attach(exc, result)
-        if result.rc != 0 and not facts["verification_failures"]:
-            raise tool_failed(result, bandwidthtest.TOOL, tail=True)
-        runs[index] = facts
+        runs[index] = _facts_of(result, bandwidthtest)
     facts = bandwidthtest.as_nvbandwidth(runs)
     facts["cmd"] = [program] + _BANDWIDTHTEST_ARGS
     return facts
@@ -100,7 +92,7 @@ def collect_bandwidth(module):
     params = module.params
     if params.get("tool") == "bandwidthTest":
         if params["src"]:
-            facts = saved_bandwidthtest(read_saved(params["src"]))
+            facts = saved_bandwidthtest(read_saved(params["src"], nvbandwidth.TOOL))
             facts["cmd"] = None
         else:
             if not params.get("devices"):
@@ -113,7 +105,7 @@ def collect_bandwidth(module):
     if bad:
         raise OptionError("testcases", "testcases must be nvbandwidth testcase names, got %s" % bad)
     if params["src"]:
-        facts = nvbandwidth.parse(read_saved(params["src"]))
+        facts = nvbandwidth.parse(read_saved(params["src"], nvbandwidth.TOOL))
         facts["cmd"] = None
     else:
         facts = run_nvbandwidth(params["nvbandwidth_path"], testcases, params["timeout"])

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ToolNotFound, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink, nvlink_errors, nvml
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, read_saved, run, tool_failed
 
 # The options of zhisuan.ops.gpu_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for gpu.
 GPU_INFO_ARGSPEC = dict(
@@ -30,15 +30,6 @@ GPU_INFO_ARGSPEC = dict(
     nvlink_errors_window=dict(type="int", default=0),
     source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
 )
-
-
-def read_dump(path):
-    """Text of a saved nvidia-smi dump. Raises ToolNotFound naming the file."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ToolNotFound("nvidia-smi", "cannot read saved output %s: %s" % (path, exc.strerror or exc))
 
 
 def read_nvlink(nvidia_smi_path, timeout, warn=None):
@@ -122,7 +113,7 @@ def _no_nvlink(facts):
 def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
-        facts = _no_nvlink(nvidia_smi.parse(read_dump(params["src"]), warn=module.warn))
+        facts = _no_nvlink(nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn))
         return {"gpu": with_nvlink_errors(facts, None, None, 0)}
     if params.get("source") == "nvml":
         return {"gpu": with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0)}

@@ -34,7 +34,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
     ToolTimeout,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import xid
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import output_limit, run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import feed_lines, flush_lines, output_limit, run, tool_failed
 
 # The options of zhisuan.ops.xid_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for xid.
 XID_INFO_ARGSPEC = dict(
@@ -98,15 +98,6 @@ def since_cutoff(since, now=None):
     raise ValueError("since %r is not a time window this module understands; use %s" % (since, SINCE_FORMS))
 
 
-def read_saved(path):
-    """Text of a saved kernel log. Raises ToolNotFound naming the file."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ToolNotFound("kernel log", "cannot read saved log %s: %s" % (path, exc.strerror or exc))
-
-
 def stream_saved(path, on_line, limit=None):
     """Feed a saved kernel log to ``on_line`` line by line (as the runner streams a program's output). Raises
     ToolNotFound naming the file, ToolOutputTooLarge for a line longer than ``limit`` bytes (default: journalctl's
@@ -119,18 +110,11 @@ def stream_saved(path, on_line, limit=None):
                 chunk = handle.read(65536)
                 if not chunk:
                     break
-                pending += chunk
-                end = pending.rfind(b"\n")
-                if end >= 0:
-                    block = bytes(pending[:end])
-                    del pending[:end + 1]
-                    for line in block.split(b"\n"):
-                        on_line(line.decode("utf-8", "replace"))
+                feed_lines(pending, chunk, on_line)
                 if len(pending) > limit:
                     raise ToolOutputTooLarge("kernel log", "saved log %s has a line over %d bytes" % (path, limit),
                                              limit=limit)
-            if pending:
-                on_line(bytes(pending).decode("utf-8", "replace"))
+            flush_lines(pending, on_line)
     except (IOError, OSError) as exc:
         raise ToolNotFound("kernel log", "cannot read saved log %s: %s" % (path, exc.strerror or exc))
 

@@ -143,7 +143,7 @@ def _model_from_name(name):
     return None
 
 
-def from_pcie_device(device, system_id, functions=None):
+def from_pcie_device(device, system_id):
     gpu = _known(gpu_from_pcie_device(device))
     gpu["model"] = gpu["model"] or _model_from_name(device.get("Name"))
     gpu["system"] = system_id
@@ -231,7 +231,7 @@ def discover_gpus(service, processor_sets, pcie_devices, default_system):
                 continue
             functions = service.members(link(device, "PCIeFunctions")) if link(device, "PCIeFunctions") else None
             if is_gpu_device(device, functions):
-                candidates.append(from_pcie_device(device, _system_of(device, systems, default_system), functions))
+                candidates.append(from_pcie_device(device, _system_of(device, systems, default_system)))
         merge(found, candidates, not found)
     oem = adapter.oem_gpus(service, default_system)
     if oem is not None:

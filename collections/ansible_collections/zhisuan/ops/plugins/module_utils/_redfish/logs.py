@@ -18,6 +18,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCErro
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL, recordable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.service import RedfishService, connect
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.tasks import TaskMonitor, task_location
+from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import EVENTLESS, is_sel
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
     link, log_entry_facts, log_source, odata_id, parse_time, resource_id, text,
 )
@@ -52,7 +53,7 @@ def parse_since(value, now=None):
 
 # Log services that hold no events: dumps, diagnostics, crash data, the BMC's own journal, host console and POST
 # codes (OpenBMC ``Journal``, ``HostLogger``, ``PostCodes``; Lenovo ``DiagnosticLog``).
-_NOT_EVENT_LOGS = re.compile(r"dump|diagnostic|debugtoken|crash|journal|hostlogger|console|postcode", re.IGNORECASE)
+_NOT_EVENT_LOGS = re.compile("|".join(EVENTLESS + ("journal", "hostlogger", "console", "postcode")), re.IGNORECASE)
 # Log services of audit, security and maintenance records (Lenovo/AMI/OpenBMC ``AuditLog``, iLO 5 ``SL`` "Security
 # Log", Supermicro's "Maintenance Event Log" of logins, passwords and settings, Lenovo ``MaintenanceLog``).
 _AUDIT_LOGS = re.compile(r"audit|security|maintenance", re.IGNORECASE)
@@ -123,8 +124,7 @@ def log_services_for(service, which):
                 discovered.extend(service.members(uri, keep=lambda member: not _NOT_EVENT_LOGS.search(
                     member.rstrip("/").rsplit("/", 1)[-1])) or [])
         if which == "sel":
-            discovered = [item for item in discovered
-                          if text(item.get("LogEntryType")) == "SEL" or (resource_id(item) or "").lower() in ("sel", "iml")]
+            discovered = [item for item in discovered if is_sel(item) or (resource_id(item) or "").lower() == "iml"]
         found = listed + discovered
     result, seen = [], set()
     for item in found:

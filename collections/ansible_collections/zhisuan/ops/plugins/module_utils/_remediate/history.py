@@ -151,11 +151,6 @@ def append(directory, records):
     return path
 
 
-def append_record(directory, record):
-    """Append one record (``append``)."""
-    return append(directory, [record])
-
-
 def _superseded(records):
     """Drop each ``acted`` record that a later record of the same run and node supersedes."""
     last = {}

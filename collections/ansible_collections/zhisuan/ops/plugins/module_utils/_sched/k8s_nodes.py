@@ -27,7 +27,7 @@ operator)::
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import read_saved, run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none, to_int
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.k8s import ANNOTATION
 
@@ -274,23 +274,15 @@ def parse_pods(text, warnings=None):
     return [pod for pod in (pod_of(item) for item in _load_list(text, "kubectl get pods -o json", warnings)) if pod]
 
 
-def _saved(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ToolFailed("kubectl", "cannot read the saved output %s: %s" % (path, exc.strerror or exc))
-
-
 def collect(kubectl="kubectl", kubeconfig=None, context=None, timeout=60, src=None, pods_src=None):
     """Run the two reads through the seam, or read saved outputs (``src``: ``get nodes``; ``pods_src``: ``get pods``,
     JSON or YAML); return ``{nodes, pods, context, warnings}``."""
     base = [kubectl] + (["--kubeconfig", kubeconfig] if kubeconfig else []) + (["--context", context] if context else [])
     warnings = []
-    nodes = parse_nodes(_saved(src) if src else
+    nodes = parse_nodes(read_saved(src, "kubectl", "the saved output", ToolFailed) if src else
                         run(base + ["get", "nodes", "-o", "json"], timeout=timeout, tool="kubectl").stdout, warnings)
     if pods_src:
-        pods = parse_pods(_saved(pods_src), warnings)
+        pods = parse_pods(read_saved(pods_src, "kubectl", "the saved output", ToolFailed), warnings)
     elif src:
         pods = []
     else:

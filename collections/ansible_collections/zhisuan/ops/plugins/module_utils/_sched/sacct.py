@@ -31,13 +31,11 @@ run time, recovery time).
 
 from __future__ import annotations
 
-import calendar
 import json
 import re
-import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
-from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import depth_ok, finite, to_int
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import depth_ok, finite, iso_time, to_int
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm_nodes import duration_s, expand_hostlist
 
 TOOL = "sacct"
@@ -70,10 +68,8 @@ def _epoch(value):
         match = _ISO.match(value.strip())
         if not match:
             return to_int(value) or None
-        try:
-            return calendar.timegm(time.strptime(value.strip(), "%Y-%m-%dT%H:%M:%S"))
-        except (ValueError, OverflowError):
-            return None
+        moment = iso_time(value.strip())
+        return int(moment.timestamp()) if moment is not None else None
     number = _num(value)
     return number if number else None
 

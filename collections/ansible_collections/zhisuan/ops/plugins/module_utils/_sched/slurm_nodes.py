@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import read_saved, run
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.scontrol_text import one_line, records
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.slurm import _fields, parse_scontrol_line
 
@@ -158,22 +158,14 @@ def collect(scontrol="scontrol", timeout=60, src=None, partition_src=None):
     """``{nodes, partitions, warnings}`` of the whole cluster, through the seam, or from saved outputs (``src``: a
     ``scontrol show node`` either form; ``partition_src``: ``scontrol -o show partition``)."""
     warnings = []
-    nodes = parse_nodes(_saved(src) if src else _scontrol(scontrol, ["show", "node"], timeout), warnings)
+    nodes = parse_nodes(read_saved(src, "scontrol", "the saved output", ToolFailed) if src else _scontrol(scontrol, ["show", "node"], timeout), warnings)
     if partition_src:
-        partitions = parse_partitions(one_line(_saved(partition_src)))
+        partitions = parse_partitions(one_line(read_saved(partition_src, "scontrol", "the saved output", ToolFailed)))
     elif src:
         partitions = {}
     else:
         partitions = parse_partitions(_scontrol(scontrol, ["show", "partition"], timeout))
     return {"nodes": nodes, "partitions": partitions, "warnings": warnings}
-
-
-def _saved(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ToolFailed("scontrol", "cannot read the saved output %s: %s" % (path, exc.strerror or exc))
 
 
 def collect_slurm_facts(module):

@@ -36,7 +36,9 @@ RESET_TYPES = {
     "force_restart": "ForceRestart",
     "power_cycle": "PowerCycle",
 }
-_NOT_EVENTS = re.compile(r"dump|diagnostic|debugtoken|crash", re.IGNORECASE)
+# words in a LogService id that say it holds no events (logs.py adds the services it reads none of)
+EVENTLESS = ("dump", "diagnostic", "debugtoken", "crash")
+_NOT_EVENTS = re.compile("|".join(EVENTLESS), re.IGNORECASE)
 
 
 def vendor_words(root, systems):
