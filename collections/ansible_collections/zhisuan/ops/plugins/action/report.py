@@ -27,6 +27,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     validate_results,
     verdict_summary,
 )
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_pdf import DEFAULT_TIMEOUT_S, PDF_FILENAME, print_pdf
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
 
 ARGUMENT_SPEC = {
@@ -38,6 +39,9 @@ ARGUMENT_SPEC = {
     "history_dir": {"type": "path"},
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
+    "pdf": {"type": "bool", "default": False},
+    "chromium": {"type": "str"},
+    "pdf_timeout": {"type": "int", "default": DEFAULT_TIMEOUT_S},
 }
 
 
@@ -75,6 +79,7 @@ class ActionModule(ActionBase):
             if not self._task.check_mode:
                 commit_reports(plan, dest)
             verdict, summary = verdict_summary(results, view)
+            pdf_path = self._pdf(args, plan, dest, warnings) if args["pdf"] else None
         except (ReportError, HistoryError) as exc:
             raise AnsibleActionFail(to_native(exc))
         except OSError as exc:
@@ -84,7 +89,8 @@ class ActionModule(ActionBase):
             result["warnings"] = result.get("warnings", []) + warnings
         result.update(
             changed=any(changed for dummy_fmt, dummy_path, dummy_tmp, changed in plan) or bool(kept and kept[1]),
-            paths=dict((fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan),
+            paths=dict([(fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan]
+                       + ([("pdf", pdf_path)] if pdf_path else [])),
             verdict=verdict,
             verdict_text=view["verdict"]["text"],
             verdict_detail=view["verdict"]["detail"],
@@ -101,3 +107,19 @@ class ActionModule(ActionBase):
                                  "kept": kept[0] if kept else None,
                                  "previous": (view.get("changes") or {}).get("previous")}
         return result
+
+    def _pdf(self, args, plan, dest, warnings):
+        """Print report.html to report.pdf (the signed copy); a missing or failing Chromium is a warning naming it,
+        the other reports stay written. Returns the PDF's path, or None."""
+        html = dict((fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan).get("html")
+        if not html:
+            warnings.append("zhisuan.ops.report: pdf: no PDF without the html format (it is printed from report.html)")
+            return None
+        if self._task.check_mode:
+            return os.path.join(dest, PDF_FILENAME)
+        try:
+            return print_pdf(html, os.path.join(dest, PDF_FILENAME), chromium=args["chromium"],
+                             timeout=args["pdf_timeout"])
+        except ReportError as exc:
+            warnings.append("%s; the other reports were written" % to_native(exc))
+            return None

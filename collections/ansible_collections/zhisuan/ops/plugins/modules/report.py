@@ -93,6 +93,28 @@ options:
         a parsed results document at about 8 times its size; a 1,000-node run of 60 checks a node is 14 MiB).
       - Defaults to the environment variable C(ZHISUAN_MAX_RESULTS_MIB) of the controller, else 512.
     type: float
+  pdf:
+    description:
+      - Also print C(report.html) to C(report.pdf), the copy a customer signs, with headless Chromium on the controller
+        (C(--print-to-pdf --no-pdf-header-footer), so the browser prints no C(file://) path and no date).
+      - The print form is compact; verdict, summary, the node by family table (one line per node), open issues,
+        the hosts that did not pass, the sign-off with a company seal line; passed and skipped checks are counted
+        per family, never listed; the page margin carries the run id and the page number (page N / M).
+      - It is in the report's O(language). Needs O(formats) to include V(html).
+      - A missing Chromium, a timeout or a failed print is a warning naming Chromium; the other reports are written.
+    type: bool
+    default: false
+  chromium:
+    description:
+      - The Chromium to print the PDF with, a program name on PATH or a path. Default the first of C(chromium),
+        C(chromium-browser), C(google-chrome), C(google-chrome-stable) on PATH.
+    type: str
+  pdf_timeout:
+    description:
+      - Seconds Chromium may take to print the PDF; past that its process group is killed and the run goes on with a
+        warning.
+    type: int
+    default: 120
 extends_documentation_fragment:
   - action_common_attributes
   - action_common_attributes.conn
@@ -146,12 +168,15 @@ EXAMPLES = r"""
   zhisuan.ops.report:
     src: "{{ zhisuan_report_dir }}/results.json"
     language: zh_CN
+    pdf: true
   run_once: true
 """
 
 RETURN = r"""
 paths:
-  description: The file written (or, in check mode, that would be written) for each requested format.
+  description:
+    - The file written (or, in check mode, that would be written) for each requested format, and V(pdf) when
+      O(pdf) printed C(report.pdf).
   returned: success
   type: dict
   sample:
@@ -159,6 +184,7 @@ paths:
     markdown: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.md
     junit: /srv/acceptance/reports/out/20250114T093000Z-acceptance/junit.xml
     json: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.json
+    pdf: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.pdf
 verdict:
   description: V(accepted) or V(not_accepted), as printed in the report's verdict banner.
   returned: success
