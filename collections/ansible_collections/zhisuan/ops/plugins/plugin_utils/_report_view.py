@@ -18,7 +18,11 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import S
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import localise, overview_words, translations
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_ops import ops_sections
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import data_sections, history_sections
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import (
+    data_sections,
+    history_sections,
+    kpi_notes,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._svg_overview import rack_groups, status_overview_svg
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_tables import (  # noqa: F401  (re-exported)
     _assets_view,
@@ -137,6 +141,8 @@ def build_view(results, history=None, remediation=None, language="en"):
                                    detail=view["verdict"]["detail"] + "; %s below the fleet"
                                    % plural(len(view["outliers"]), "measurement"))
         view = localise(view, language)
+        if view.get("kpis") and language != "en":
+            view["kpi_notes"] = kpi_notes(view["kpis"], format_value, translations(language).gettext)
         view.update(ops_sections(results, view, translations(language), format_value))
         return view
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
