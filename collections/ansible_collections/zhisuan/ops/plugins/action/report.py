@@ -27,7 +27,9 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     validate_results,
     verdict_summary,
 )
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import fold_retests
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_pdf import DEFAULT_TIMEOUT_S, PDF_FILENAME, print_pdf
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import write_results
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
 
 ARGUMENT_SPEC = {
@@ -39,6 +41,7 @@ ARGUMENT_SPEC = {
     "history_dir": {"type": "path"},
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
+    "retests": {"type": "list", "elements": "path", "default": []},
     "pdf": {"type": "bool", "default": False},
     "chromium": {"type": "str"},
     "pdf_timeout": {"type": "int", "default": DEFAULT_TIMEOUT_S},
@@ -58,7 +61,11 @@ class ActionModule(ActionBase):
 
         dummy_validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         src = os.path.abspath(args["src"])
+        retests = [self._results_file(path) for path in args["retests"]]
         dest = os.path.abspath(args["dest"] or os.path.dirname(src))
+        if retests and not args["dest"]:
+            # the folded run is a document of its own, beside the base run: <base run dir>-retested
+            dest = os.path.dirname(src) + "-retested"
         history_dir = os.path.abspath(args["history_dir"]) if args["history_dir"] else None
         history = remediation = None
         kept = None
@@ -66,8 +73,16 @@ class ActionModule(ActionBase):
         try:
             results = load_results(src, max_mib=args["max_results_mib"])
             warnings = validate_results(results, SCHEMA_PATH, source=src)
-            if history_dir:
+            if retests:
+                docs = []
+                for path in retests:
+                    docs.append(load_results(path, max_mib=args["max_results_mib"]))
+                    warnings.extend(validate_results(docs[-1], SCHEMA_PATH, source=path))
+                results = fold_retests(results, docs, sources=retests)
                 if not self._task.check_mode:
+                    write_results(results, dest)  # the folded run re-renders from its own results.json
+            if history_dir:
+                if not self._task.check_mode and not retests:  # the base and its re-tests are kept as they ran
                     kept = store_run(history_dir, results, src=src)
                 history = load_history(history_dir, warn=warnings.append, current=None if kept is None else results)
                 log = args["remediation_log"] or os.path.join(history_dir, "remediation.jsonl")
@@ -98,6 +113,8 @@ class ActionModule(ActionBase):
             src=src,
             dest=dest,
         )
+        if retests:
+            result["retests"] = results["run"]["retests"]
         # for the zhisuan.ops.run_summary callback, which reads the run's stats at its end instead of a copy of
         # every task result (Ansible copies each result once per callback that listens to results)
         result["ansible_stats"] = report_stats(result["paths"], verdict, result["verdict_text"],
@@ -107,6 +124,11 @@ class ActionModule(ActionBase):
                                  "kept": kept[0] if kept else None,
                                  "previous": (view.get("changes") or {}).get("previous")}
         return result
+
+    @staticmethod
+    def _results_file(path):
+        path = os.path.abspath(path)
+        return os.path.join(path, "results.json") if os.path.isdir(path) else path
 
     def _pdf(self, args, plan, dest, warnings):
         """Print report.html to report.pdf (the signed copy); a missing or failing Chromium is a warning naming it,

@@ -93,6 +93,19 @@ options:
         a parsed results document at about 8 times its size; a 1,000-node run of 60 checks a node is 14 MiB).
       - Defaults to the environment variable C(ZHISUAN_MAX_RESULTS_MIB) of the controller, else 512.
     type: float
+  retests:
+    description:
+      - Re-tests of some of the run's nodes (run directories or their C(results.json)) folded into O(src). Each
+        re-tested node's newest result replaces its first; the run's cluster-wide checks and data stay; the run's
+        C(run.retests) lists each re-test (id, start, finish, the hosts it replaced) and the report names them.
+      - A re-test of another kind, one that started before O(src), or one with a host O(src) does not have fails the
+        task.
+      - The folded run is written with its own C(results.json) to O(dest), default the folder of O(src) with
+        C(-retested) appended, so it re-renders alone. It is not added to O(history_dir); O(src) and the re-tests stay
+        there as they ran.
+    type: list
+    elements: path
+    default: []
   pdf:
     description:
       - Also print C(report.html) to C(report.pdf), the copy a customer signs, with headless Chromium on the controller

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import retest_rows
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import localise, overview_words, translations
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_ops import ops_sections
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import (
@@ -132,6 +133,8 @@ def build_view(results, history=None, remediation=None, language="en"):
         view["grid_svg"] = None
         if view["hosts"]:
             view["grid_svg"] = Markup(status_overview_svg(rack_groups(view["hosts"], racks), overview_words(language)))
+        statuses = dict((h["name"], h["status"]) for h in view["hosts"])
+        view["retests"] = [dict(r, status=statuses.get(r["host"], "error")) for r in retest_rows(results)]
         view["elevation"] = elevation_view(results, view["hosts"])
         view["topology"] = topology_view(results)
         for key in ("network", "stability", "elevation"):
