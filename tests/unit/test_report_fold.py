@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A delivery is many runs (issue 26 item 8): a re-test of two repaired nodes folds into the acceptance run, the newer
 result per node wins, the report names the re-tested nodes and when; through the report action (ansible-playbook
-playbooks/report.yml) and as the pure fold."""
+playbooks/report.yml) and as the pure fold; and the report's times in the site's zone (item 2)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report
+from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report, _report_time
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import fold_retests
 
@@ -101,7 +101,8 @@ def test_report_playbook_folds_a_retest(tmp_path):
     src = tmp_path / "out" / base["run"]["id"] / "results.json"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"))
     proc = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), os.path.join(REPO, "playbooks", "report.yml"),
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+         os.path.join(REPO, "playbooks", "report.yml"),
          "-e", "report_src=%s" % src, "-e", json.dumps({"report_retests": [str(tmp_path / "out" / retest["run"]["id"])],
                                                          "report_history_dir": str(tmp_path / "history")})],
         capture_output=True, text=True, timeout=300, cwd=REPO, env=env, check=False)
@@ -112,3 +113,23 @@ def test_report_playbook_folds_a_retest(tmp_path):
     assert 'data-retest="20261201T090000Z-acceptance"' in (dest / "report.html").read_text(encoding="utf-8")
     assert json.loads(src.read_text(encoding="utf-8")) == base  # the signed run's own record is untouched
     assert not (tmp_path / "history").exists() or not os.listdir(str(tmp_path / "history"))
+
+
+def test_times_in_the_sites_zone():
+    """Issue 26 item 2: zhisuan_timezone (the report's timezone) shows every time in the site's zone with its offset;
+    the records keep theirs."""
+    base, retest = acceptance_and_retest()
+    folded = fold_retests(base, [retest])
+    rendered, view = _report.render_reports(folded, ["html", "markdown"], language="zh_CN", timezone="Asia/Shanghai")
+    assert view["run"]["started"] == "2026-12-01T06:00:00+08:00"  # 2026-11-30T22:00:00+00:00
+    signoff = rendered["html"][rendered["html"].index('<section id="signoff"'):]
+    assert "2026-12-01T06:00:00+08:00" in signoff and "+00:00" not in signoff
+    assert "2026-12-01T17:00:00+08:00" in rendered["html"]  # the re-test's start, through the iso filter
+    assert "2026-12-01T17:00:00+08:00" in rendered["markdown"]
+    assert folded["run"]["started"] == "2026-11-30T22:00:00+00:00"
+    # no zone: as recorded; an unknown zone is refused naming it
+    assert _report.build_view(folded)["run"]["started"] == "2026-11-30T22:00:00+00:00"
+    with pytest.raises(ReportError, match=r"timezone 'Asia/Shanghia' is not a known IANA time zone"):
+        _report.build_view(folded, timezone="Asia/Shanghia")
+    assert _report_time.controller_zone({"TZ": ":Asia/Shanghai"}) == "Asia/Shanghai"
+    assert _report_time.controller_zone({}, localtime="/usr/share/zoneinfo/Etc/UTC") == "Etc/UTC"

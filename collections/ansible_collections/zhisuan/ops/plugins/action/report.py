@@ -29,6 +29,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
 )
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import fold_retests
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_pdf import DEFAULT_TIMEOUT_S, PDF_FILENAME, print_pdf
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import controller_zone
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import write_results
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
 
@@ -42,6 +43,7 @@ ARGUMENT_SPEC = {
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
     "retests": {"type": "list", "elements": "path", "default": []},
+    "timezone": {"type": "str"},
     "pdf": {"type": "bool", "default": False},
     "chromium": {"type": "str"},
     "pdf_timeout": {"type": "int", "default": DEFAULT_TIMEOUT_S},
@@ -90,7 +92,7 @@ class ActionModule(ActionBase):
             template_dir = os.path.abspath(args["template_dir"]) if args["template_dir"] else None
             plan, view = stage_reports(results, dest, args["formats"], template_dir, history=history,
                                        remediation=remediation, check_mode=self._task.check_mode,
-                                       language=args["language"])
+                                       language=args["language"], timezone=args["timezone"] or controller_zone())
             if not self._task.check_mode:
                 commit_reports(plan, dest)
             verdict, summary = verdict_summary(results, view)

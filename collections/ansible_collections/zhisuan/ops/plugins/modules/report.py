@@ -106,6 +106,13 @@ options:
     type: list
     elements: path
     default: []
+  timezone:
+    description:
+      - The zone the report shows its times in (run start and finish, the sign-off, the history, re-tests), an IANA
+        name such as C(Asia/Shanghai); each time is written with its offset (C(2026-12-01T22:00:00+08:00)).
+      - Default the controller's zone (C($TZ), else C(/etc/localtime), else UTC). The records keep their times as
+        written. An unknown zone fails the task.
+    type: str
   pdf:
     description:
       - Also print C(report.html) to C(report.pdf), the copy a customer signs, with headless Chromium on the controller

@@ -27,7 +27,8 @@ def _started(doc, where):
     run = doc.get("run") or {}
     moment = aware_time(run.get("started"))
     if moment is None:
-        raise ReportError("zhisuan.ops.report: retest %s has no readable run.started (%r)" % (where, run.get("started")))
+        raise ReportError("zhisuan.ops.report: retest %s has no readable run.started (%r)"
+                          % (where, run.get("started")))
     return moment
 
 

@@ -17,6 +17,7 @@ from markupsafe import Markup
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import retest_rows
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import in_zone, zone
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import localise, overview_words, translations
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_ops import ops_sections
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import (
@@ -121,9 +122,12 @@ def _sorted_checks(checks):
 # the view model
 
 
-def build_view(results, history=None, remediation=None, language="en"):
+def build_view(results, history=None, remediation=None, language="en", timezone=None):
     """Everything the templates show, derived from the results document (and, for the history sections, the
-    run history: results documents oldest first, and the remediation log records)."""
+    run history: results documents oldest first, and the remediation log records). ``timezone`` (an IANA name):
+    the zone the report shows its times in; None: as recorded."""
+    if timezone:
+        zone(timezone)  # an unknown zone is refused before anything is built
     try:
         view = _build_view(results)
         view.update(data_sections(results, format_value))
@@ -144,6 +148,11 @@ def build_view(results, history=None, remediation=None, language="en"):
                                    detail=view["verdict"]["detail"] + "; %s below the fleet"
                                    % plural(len(view["outliers"]), "measurement"))
         view = localise(view, language)
+        view["timezone"] = timezone or None
+        if timezone:
+            run_in = results.get("run") or {}
+            view["run"]["started"] = in_zone(run_in.get("started", ""), timezone)
+            view["run"]["finished"] = in_zone(run_in.get("finished", ""), timezone)
         if view.get("kpis") and language != "en":
             view["kpi_notes"] = kpi_notes(view["kpis"], format_value, translations(language).gettext)
         view.update(ops_sections(results, view, translations(language), format_value))
