@@ -9,10 +9,11 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help sysdeps venv lab lab-down demo test unit fuzz lint sanity integration molecule docs-check bench clean
+.PHONY: help sysdeps venv lab lab-down demo pdf test unit fuzz lint sanity integration molecule docs-check bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
+	@echo "make pdf    - print the latest run's report as report.pdf, the copy a customer signs (RUN=<run dir>)"
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
 	@echo "make fuzz   - the property-based fuzz suite with a long budget (FUZZ_EXAMPLES=2000)"
 	@echo "make bench  - benchmarks (bench/README.md)"
@@ -42,6 +43,15 @@ demo: lab
 	@cat reports/out/latest/summary.txt
 	@echo
 	@echo "Report: $$(readlink -f reports/out/latest)/report.html  (also report.md, junit.xml, report.json, results.json)"
+
+# The signed copy (docs/report.md "Making the signed PDF"): re-render a run's report (RUN=reports/out/<run id>,
+# default the latest; LANGUAGE=zh_CN for the Chinese one) and print report.html to report.pdf with headless Chromium.
+RUN ?= reports/out/latest
+LANGUAGE ?= en
+pdf: venv
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || bash tests/sysdeps.sh
+	$(BIN)/ansible-playbook playbooks/report.yml -e report_src=$(RUN)/results.json -e report_pdf=true \
+	  -e report_language=$(LANGUAGE)
 
 # The fuzz tests run inside `unit` with a small fixed budget (tests/unit/fuzzing.py); `make fuzz` searches longer.
 unit: venv

@@ -13,7 +13,8 @@ NEEDS=(
   fio:fio                                          # storage family
   slurmctld:slurm-wlm slurmd:slurm-wlm scontrol:slurm-wlm munged:munge  # scheduler (drain/resume)
   promtool:prometheus                              # alert rules of the monitoring role
-  chromium:chromium                                # the HTML report checked in a headless browser
+  chromium:chromium                                # the HTML report checked in a headless browser, the signed PDF
+  pdfinfo:poppler-utils pdftotext:poppler-utils    # the signed PDF read back page by page (tests/unit/test_report_pdf.py)
   kubectl:kubernetes-client                        # the Kubernetes path, against the test stand-in
   /usr/bin/time:time                               # bench: the CPU of each node-side module run (GNU time)
 )

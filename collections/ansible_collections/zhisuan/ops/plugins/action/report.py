@@ -27,6 +27,10 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     validate_results,
     verdict_summary,
 )
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import fold_retests
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_pdf import DEFAULT_TIMEOUT_S, PDF_FILENAME, print_pdf
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import controller_zone
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import write_results
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
 
 ARGUMENT_SPEC = {
@@ -38,6 +42,11 @@ ARGUMENT_SPEC = {
     "history_dir": {"type": "path"},
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
+    "retests": {"type": "list", "elements": "path", "default": []},
+    "timezone": {"type": "str"},
+    "pdf": {"type": "bool", "default": False},
+    "chromium": {"type": "str"},
+    "pdf_timeout": {"type": "int", "default": DEFAULT_TIMEOUT_S},
 }
 
 
@@ -54,7 +63,11 @@ class ActionModule(ActionBase):
 
         dummy_validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         src = os.path.abspath(args["src"])
+        retests = [self._results_file(path) for path in args["retests"]]
         dest = os.path.abspath(args["dest"] or os.path.dirname(src))
+        if retests and not args["dest"]:
+            # the folded run is a document of its own, beside the base run: <base run dir>-retested
+            dest = os.path.dirname(src) + "-retested"
         history_dir = os.path.abspath(args["history_dir"]) if args["history_dir"] else None
         history = remediation = None
         kept = None
@@ -62,8 +75,16 @@ class ActionModule(ActionBase):
         try:
             results = load_results(src, max_mib=args["max_results_mib"])
             warnings = validate_results(results, SCHEMA_PATH, source=src)
-            if history_dir:
+            if retests:
+                docs = []
+                for path in retests:
+                    docs.append(load_results(path, max_mib=args["max_results_mib"]))
+                    warnings.extend(validate_results(docs[-1], SCHEMA_PATH, source=path))
+                results = fold_retests(results, docs, sources=retests)
                 if not self._task.check_mode:
+                    write_results(results, dest)  # the folded run re-renders from its own results.json
+            if history_dir:
+                if not self._task.check_mode and not retests:  # the base and its re-tests are kept as they ran
                     kept = store_run(history_dir, results, src=src)
                 history = load_history(history_dir, warn=warnings.append, current=None if kept is None else results)
                 log = args["remediation_log"] or os.path.join(history_dir, "remediation.jsonl")
@@ -71,10 +92,11 @@ class ActionModule(ActionBase):
             template_dir = os.path.abspath(args["template_dir"]) if args["template_dir"] else None
             plan, view = stage_reports(results, dest, args["formats"], template_dir, history=history,
                                        remediation=remediation, check_mode=self._task.check_mode,
-                                       language=args["language"])
+                                       language=args["language"], timezone=args["timezone"] or controller_zone())
             if not self._task.check_mode:
                 commit_reports(plan, dest)
             verdict, summary = verdict_summary(results, view)
+            pdf_path = self._pdf(args, plan, dest, warnings) if args["pdf"] else None
         except (ReportError, HistoryError) as exc:
             raise AnsibleActionFail(to_native(exc))
         except OSError as exc:
@@ -84,7 +106,8 @@ class ActionModule(ActionBase):
             result["warnings"] = result.get("warnings", []) + warnings
         result.update(
             changed=any(changed for dummy_fmt, dummy_path, dummy_tmp, changed in plan) or bool(kept and kept[1]),
-            paths=dict((fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan),
+            paths=dict([(fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan]
+                       + ([("pdf", pdf_path)] if pdf_path else [])),
             verdict=verdict,
             verdict_text=view["verdict"]["text"],
             verdict_detail=view["verdict"]["detail"],
@@ -92,6 +115,8 @@ class ActionModule(ActionBase):
             src=src,
             dest=dest,
         )
+        if retests:
+            result["retests"] = results["run"]["retests"]
         # for the zhisuan.ops.run_summary callback, which reads the run's stats at its end instead of a copy of
         # every task result (Ansible copies each result once per callback that listens to results)
         result["ansible_stats"] = report_stats(result["paths"], verdict, result["verdict_text"],
@@ -101,3 +126,24 @@ class ActionModule(ActionBase):
                                  "kept": kept[0] if kept else None,
                                  "previous": (view.get("changes") or {}).get("previous")}
         return result
+
+    @staticmethod
+    def _results_file(path):
+        path = os.path.abspath(path)
+        return os.path.join(path, "results.json") if os.path.isdir(path) else path
+
+    def _pdf(self, args, plan, dest, warnings):
+        """Print report.html to report.pdf (the signed copy); a missing or failing Chromium is a warning naming it,
+        the other reports stay written. Returns the PDF's path, or None."""
+        html = dict((fmt, path) for fmt, path, dummy_tmp, dummy_changed in plan).get("html")
+        if not html:
+            warnings.append("zhisuan.ops.report: pdf: no PDF without the html format (it is printed from report.html)")
+            return None
+        if self._task.check_mode:
+            return os.path.join(dest, PDF_FILENAME)
+        try:
+            return print_pdf(html, os.path.join(dest, PDF_FILENAME), chromium=args["chromium"],
+                             timeout=args["pdf_timeout"])
+        except ReportError as exc:
+            warnings.append("%s; the other reports were written" % to_native(exc))
+            return None

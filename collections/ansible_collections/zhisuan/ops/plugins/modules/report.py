@@ -93,6 +93,48 @@ options:
         a parsed results document at about 8 times its size; a 1,000-node run of 60 checks a node is 14 MiB).
       - Defaults to the environment variable C(ZHISUAN_MAX_RESULTS_MIB) of the controller, else 512.
     type: float
+  retests:
+    description:
+      - Re-tests of some of the run's nodes (run directories or their C(results.json)) folded into O(src). Each
+        re-tested node's newest result replaces its first; the run's cluster-wide checks and data stay; the run's
+        C(run.retests) lists each re-test (id, start, finish, the hosts it replaced) and the report names them.
+      - A re-test of another kind, one that started before O(src), or one with a host O(src) does not have fails the
+        task.
+      - The folded run is written with its own C(results.json) to O(dest), default the folder of O(src) with
+        C(-retested) appended, so it re-renders alone. It is not added to O(history_dir); O(src) and the re-tests stay
+        there as they ran.
+    type: list
+    elements: path
+    default: []
+  timezone:
+    description:
+      - The zone the report shows its times in (run start and finish, the sign-off, the history, re-tests), an IANA
+        name such as C(Asia/Shanghai); each time is written with its offset (C(2026-12-01T22:00:00+08:00)).
+      - Default the controller's zone (C($TZ), else C(/etc/localtime), else UTC). The records keep their times as
+        written. An unknown zone fails the task.
+    type: str
+  pdf:
+    description:
+      - Also print C(report.html) to C(report.pdf), the copy a customer signs, with headless Chromium on the controller
+        (C(--print-to-pdf --no-pdf-header-footer), so the browser prints no C(file://) path and no date).
+      - The print form is compact; verdict, summary, the node by family table (one line per node), open issues,
+        the hosts that did not pass, the sign-off with a company seal line; passed and skipped checks are counted
+        per family, never listed; the page margin carries the run id and the page number (page N / M).
+      - It is in the report's O(language). Needs O(formats) to include V(html).
+      - A missing Chromium, a timeout or a failed print is a warning naming Chromium; the other reports are written.
+    type: bool
+    default: false
+  chromium:
+    description:
+      - The Chromium to print the PDF with, a program name on PATH or a path. Default the first of C(chromium),
+        C(chromium-browser), C(google-chrome), C(google-chrome-stable) on PATH.
+    type: str
+  pdf_timeout:
+    description:
+      - Seconds Chromium may take to print the PDF; past that its process group is killed and the run goes on with a
+        warning.
+    type: int
+    default: 120
 extends_documentation_fragment:
   - action_common_attributes
   - action_common_attributes.conn
@@ -146,12 +188,15 @@ EXAMPLES = r"""
   zhisuan.ops.report:
     src: "{{ zhisuan_report_dir }}/results.json"
     language: zh_CN
+    pdf: true
   run_once: true
 """
 
 RETURN = r"""
 paths:
-  description: The file written (or, in check mode, that would be written) for each requested format.
+  description:
+    - The file written (or, in check mode, that would be written) for each requested format, and V(pdf) when
+      O(pdf) printed C(report.pdf).
   returned: success
   type: dict
   sample:
@@ -159,6 +204,7 @@ paths:
     markdown: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.md
     junit: /srv/acceptance/reports/out/20250114T093000Z-acceptance/junit.xml
     json: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.json
+    pdf: /srv/acceptance/reports/out/20250114T093000Z-acceptance/report.pdf
 verdict:
   description: V(accepted) or V(not_accepted), as printed in the report's verdict banner.
   returned: success

@@ -192,12 +192,13 @@ def render_json(results, view=None):
     return formats_.render_json(view if view is not None else build_view(results))
 
 
-def render_reports(results, formats, template_dir=None, history=None, remediation=None, language="en"):
+def render_reports(results, formats, template_dir=None, history=None, remediation=None, language="en",
+                   timezone=None):
     """({format: text}, view) for each requested format, in memory (small documents, tests); ReportError on an
     unknown format. Large runs go through ``stage_reports``, which streams to files."""
     formats = _check_formats(formats)
     templates = _templates(formats, template_dir, language)
-    view = build_view(results, history, remediation, language=language)
+    view = build_view(results, history, remediation, language=language, timezone=timezone)
     rendered = {}
     for fmt in formats:
         pieces = []
@@ -268,13 +269,13 @@ def sweep_stale_temps(dest_dir, now=None):
 
 
 def stage_reports(results, dest_dir, formats, template_dir=None, history=None, remediation=None, check_mode=False,
-                  language="en"):
+                  language="en", timezone=None):
     """Render every format into a temp file (beside its destination; in the system temp folder in check mode).
     Returns ([(format, path, temp path, changed)], view); nothing is in place until ``commit_reports``. When one
     format fails, the temp files are removed, and so is ``dest_dir`` when this call created it."""
     formats = _check_formats(formats)
     templates = _templates(formats, template_dir, language)
-    view = build_view(results, history, remediation, language=language)
+    view = build_view(results, history, remediation, language=language, timezone=timezone)
     created = not check_mode and not os.path.isdir(dest_dir)
     staged = []
     path = dest_dir

@@ -15,13 +15,14 @@ import json
 import os
 import re
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound, pass_context
 from jinja2.exceptions import TemplateError
 from markupsafe import Markup, escape
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import plural_text
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_view import NONE_TEXT, format_value, iso_time, plural
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import in_zone
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_view import NONE_TEXT, format_value, plural
 
 REPORT_SCHEMA = "zhisuan.ops/report/v1"
 TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
@@ -148,6 +149,13 @@ def md_check_rows(checks, words=None, remedies=None):
 # templates
 
 
+@pass_context
+def _iso_in_zone(context, value):
+    """The ``iso`` filter: a time in the report's zone (``view.timezone``), with its offset."""
+    view = context.get("view")
+    return in_zone(value, view.get("timezone") if isinstance(view, dict) else None)
+
+
 def environment(template_dir, autoescape, extensions=()):
     """The Jinja2 environment of one format, with the report's filters."""
     if not template_dir or not os.path.isdir(template_dir):
@@ -166,7 +174,7 @@ def environment(template_dir, autoescape, extensions=()):
     env.filters["md_text"] = md_text
     env.filters["plural"] = lambda word, count: plural(count, word)
     env.filters["md_fence"] = md_fence
-    env.filters["iso"] = iso_time
+    env.filters["iso"] = _iso_in_zone
     env.globals["html_check_rows"] = html_check_rows
     env.globals["md_check_rows"] = md_check_rows
     env.globals["md_status"] = md_status

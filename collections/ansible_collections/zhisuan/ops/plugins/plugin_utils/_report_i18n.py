@@ -112,6 +112,14 @@ CHECK_SUBJECTS = (
     N_("check:rdma.rate.consistency"), N_("check:xid.events"), N_("check:xid.facts.readable"),
     N_("check:xid.log.readable")
 )
+# Why a check did not apply, by check id (the reason its judge gives for status skip; one reason per id), looked up
+# as skip-reason:<id>. A skipped check without one is shown as its subject "does not apply".
+SKIP_REASONS = (
+    N_("skip-reason:dcgm.eud.result"), N_("skip-reason:gpu.cuda.version"), N_("skip-reason:gpu.fabric.state"),
+    N_("skip-reason:gpu.remap.failure"), N_("skip-reason:gpu.remap.pending"), N_("skip-reason:gpu.remap.uncorrectable"),
+    N_("skip-reason:gpu.retired_pages.count"), N_("skip-reason:gpu.retired_pages.pending"),
+    N_("skip-reason:gpu.nvlink.count"), N_("skip-reason:rdma.port.link_layer"), N_("skip-reason:rdma.port.rate"),
+)
 COUNT_WORDS = {"host": NN_("%d host", "%d hosts"), "check": NN_("%d check", "%d checks"),
                "node": NN_("%d node", "%d nodes"), "run": NN_("%d run", "%d runs"),
                "pair": NN_("%d pair", "%d pairs"), "link": NN_("%d link", "%d links"),
@@ -166,28 +174,67 @@ def check_message(tr, check):
     the family is not translated or the catalog has no subject for the id (the English message stays)."""
     if check["family"] in ("fleet", "remediate"):
         try:
-            return _special_message(tr, check)
+            special = _special_message(tr, check)
         except (KeyError, IndexError, ValueError):
-            return None
-    if check["family"] not in TRANSLATED_FAMILIES:
-        return None
-    subject = None
-    parts = check["id"].split(".")
-    lookup = tr.gettext
-    for key in (check["id"], ".".join(parts[:2]), "%s.%s" % (parts[0], parts[-1])):
-        found = lookup("check:" + key)
-        if found != "check:" + key:
-            subject = found
-            break
-    if subject is None:
-        return None
+            special = None
+        if special or check["id"].startswith("fleet.shared."):
+            # a shared-cause message not in its producer's shape stays as it came (nothing to translate it from)
+            return special
+    subject = check_subject(tr, check["id"]) if check["family"] in TRANSLATED_FAMILIES else None
     template = tr.gettext(CHECK_TEMPLATES.get(check["status"], CHECK_TEMPLATES["error"]))
+    status = check["status"]
+    if status == "skip":
+        reason = skip_reason(tr, check["id"])
+        if reason:
+            return tr.gettext(N_("{component}: {subject} does not apply here ({reason})")).format(
+                component=check["component"] or check["host"], subject=subject or check["id"], reason=reason)
+    elif status == "error" and subject is None:
+        # the tool's own words (an error message) are data: shown as they came, after the check id
+        template = tr.gettext(N_("{component}: {subject} could not be checked (see the evidence)"))
     try:
-        return template.format(component=check["component"] or check["host"], subject=subject,
-                               observed=check["observed_text"], expected=check["expected_text"],
-                               message=check["message"], host=check["host"])
+        text = template.format(component=check["component"] or check["host"], subject=subject or check["id"],
+                               observed=value_text(tr, check["observed_text"]),
+                               expected=value_text(tr, check["expected_text"]), message=check["message"],
+                               host=check["host"])
     except (KeyError, IndexError, ValueError):
         return None
+    remedy = check.get("remedy") or "none"
+    if status in ("fail", "warn", "error") and remedy in REMEDY_NAMES and remedy != "none":
+        text = tr.gettext(N_("{message}; what to do: {remedy}")).format(message=text,
+                                                                        remedy=tr.gettext(REMEDY_NAMES[remedy]))
+    return text
+
+
+def check_subject(tr, check_id):
+    """The catalog's subject of ``check_id`` (``check:<id>``, ``check:<family>.<subject>`` or
+    ``check:<family>.<last word>``), or None."""
+    parts = check_id.split(".")
+    lookup = tr.gettext  # a name Babel does not extract: the keys are the CHECK_SUBJECTS
+    for key in (check_id, ".".join(parts[:2]), "%s.%s" % (parts[0], parts[-1])):
+        found = lookup("check:" + key)
+        if found != "check:" + key:
+            return found
+    return None
+
+
+def skip_reason(tr, check_id):
+    """Why a check does not apply, from the catalog (``skip-reason:<id>``), or None."""
+    lookup = tr.gettext  # the keys are the SKIP_REASONS
+    found = lookup("skip-reason:" + check_id)
+    return None if found == "skip-reason:" + check_id else found
+
+
+# Observed and expected texts the judges word in English ("no Xid 79"), translated by shape.
+VALUE_TEXTS = ((re.compile(r"^no Xid (?P<code>\d+)$"), N_("no Xid {code}")),
+               (re.compile(r"^(?P<n>\d+) pairs below floor$"), N_("{n} pairs below floor")))
+
+
+def value_text(tr, text):
+    for pattern, template in VALUE_TEXTS:
+        match = pattern.match(text or "")
+        if match:
+            return tr.gettext(template).format(**match.groupdict())
+    return text
 
 
 def _detail(tr, view):
@@ -249,13 +296,58 @@ def localise(view, language="en"):
     verdict["display_text"] = text_of(verdict["text"])
     verdict["display_detail"] = verdict["detail"] if language == "en" else _detail(tr, view)
     if language != "en":
+        for group in view.get("skips") or []:
+            group["message_l10n"] = _skip_group_text(tr, group)
         for host in view["hosts"]:
             for check in host["checks"]:
                 text = check_message(tr, check)
                 if text:
                     check["message_l10n"] = text
+            for group in host["skip_groups"]:
+                group["message_l10n"] = _skip_group_text(tr, group)
+            host["facts"] = [_fact_text(tr, host, label, value) for label, value in host["facts"]]
         for check in view["cluster"]:
             text = check_message(tr, check)
             if text:
                 check["message_l10n"] = text
+        _localise_changes(tr, view)
     return view
+
+
+def _skip_group_text(tr, group):
+    """A group of skipped checks in the report's language: its reason from the catalog, else its subject."""
+    reason = skip_reason(tr, group["id"])
+    subject = check_subject(tr, group["id"]) or group["id"]
+    if reason:
+        return tr.gettext(N_("{subject}: {reason}")).format(subject=subject, reason=reason)
+    return tr.gettext(N_("{subject} does not apply to what was tested")).format(subject=subject)
+
+
+def _fact_text(tr, host, label, value):
+    """A host fact in the report's language: the root cause as its check's translated message."""
+    if label == "Root cause":
+        cause_id = value.split(" ", 1)[0]
+        found = next((c for c in host["checks"] if c["id"] == cause_id and c.get("message_l10n")), None)
+        if found:
+            return label, "%s: %s" % (cause_id, found["message_l10n"])
+    return label, value
+
+
+def _localise_changes(tr, view):
+    """The changes since the previous run in the report's language: a check still in this run as its translated
+    message; a fixed or unchecked one (its record is the previous run's) as its subject."""
+    changes = view.get("changes")
+    if not changes:
+        return
+    current = {}
+    for host in view["hosts"]:
+        for check in host["checks"]:
+            current.setdefault((host["name"], check["id"]), check.get("message_l10n"))
+    for check in view["cluster"]:
+        current.setdefault(("cluster", check["id"]), check.get("message_l10n"))
+    for word in ("new", "persisting", "fixed", "unchecked"):
+        for item in changes.get(word) or []:
+            text = current.get((item["host"], item["id"])) if word in ("new", "persisting") else None
+            if not text and item["id"] == "host.reachable":
+                text = tr.gettext(N_("the host could not be reached"))
+            item["message_l10n"] = text or check_subject(tr, item["id"]) or item["id"]

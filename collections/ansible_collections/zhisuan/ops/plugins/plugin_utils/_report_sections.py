@@ -250,47 +250,55 @@ def data_sections(results, fmt):
             "remediation": remediation_section(results, fmt)}
 
 
-def kpi_notes(block, fmt=str):
+def _identity(text):
+    return text
+
+
+def kpi_notes(block, fmt=str, gettext=_identity):
     """What each KPI means and counts, and why a value is missing: {availability, availability_definition, mttr,
     mttr_definition, mtbf_definition, classes: {class: (mttr text, mtbf text)}, repeat_offenders: [one text per
-    node and cause: node (cause: tries per step -> next step)]}."""
+    node and cause: node (cause: tries per step -> next step)]}. ``gettext`` is the report language's."""
     av = block.get("availability") or {}
     den = av.get("denominator") or {}
     if den.get("bom_hosts") and den["bom_hosts"] == den.get("hosts"):
-        base = "%d GPUs from the bill of materials (zhisuan_expected.gpu_count, or the GPU profile) of %d hosts" \
-            % (den["gpus"], den["hosts"])
+        base = gettext("%d GPUs from the bill of materials (zhisuan_expected.gpu_count, or the GPU profile) of %d "
+                       "hosts") % (den["gpus"], den["hosts"])
     elif den.get("bom_hosts"):
-        base = ("%d GPUs: the bill of materials of %d hosts, the most GPUs seen on the other %d (no expected count "
-                "judged there)" % (den["gpus"], den["bom_hosts"], den["hosts"] - den["bom_hosts"]))
+        base = gettext("%d GPUs: the bill of materials of %d hosts, the most GPUs seen on the other %d (no expected "
+                       "count judged there)") % (den["gpus"], den["bom_hosts"], den["hosts"] - den["bom_hosts"])
     else:
-        base = "%d GPUs: the most seen on each of %d hosts (no bill of materials count was judged)" \
+        base = gettext("%d GPUs: the most seen on each of %d hosts (no bill of materials count was judged)") \
             % (den.get("gpus", 0), den.get("hosts", 0))
     if av.get("pct") is None:
-        value = "\u2014 (no run recorded a GPU count, so there is nothing to count against)"
+        value = gettext("\u2014 (no run recorded a GPU count, so there is nothing to count against)")
     elif av.get("method") == "time-weighted":
-        value = "%s %% (%s of %s GPU-hours healthy)" % (fmt(av["pct"]), fmt(av["gpu_hours_healthy"]), fmt(av["gpu_hours_total"]))
+        value = gettext("%s %% (%s of %s GPU-hours healthy)") \
+            % (fmt(av["pct"]), fmt(av["gpu_hours_healthy"]), fmt(av["gpu_hours_total"]))
     else:
-        value = "%s %% (%s of %s GPUs healthy in the one run so far)" % (fmt(av["pct"]), av["gpus_healthy"], av["gpus_total"])
-    definition = ("Healthy GPU-hours / GPU-hours between the first and the last run, each interval counted as its "
-                  "first run found it; a GPU is unhealthy while a gpu, xid, dcgm or burn check fails or errors on it "
-                  "(all of a host's GPUs when the host is unreachable or the failure names no GPU). Denominator: %s."
-                  % base)
+        value = gettext("%s %% (%s of %s GPUs healthy in the one run so far)") \
+            % (fmt(av["pct"]), av["gpus_healthy"], av["gpus_total"])
+    definition = gettext(
+        "Healthy GPU-hours / GPU-hours between the first and the last run, each interval counted as its first run "
+        "found it; a GPU is unhealthy while a gpu, xid, dcgm or burn check fails or errors on it (all of a host's GPUs "
+        "when the host is unreachable or the failure names no GPU). Denominator: %s.") % base
     if block.get("mttr_h") is not None:
         mttr = "%s h" % fmt(block["mttr_h"])
     elif not block.get("faults_total"):
-        mttr = "\u2014 (no fault seen in the history yet, so nothing to repair)"
+        mttr = gettext("\u2014 (no fault seen in the history yet, so nothing to repair)")
+    elif block["faults_total"] == 1:
+        mttr = gettext("\u2014 (no repair yet: the fault was not found fixed by a later run or logged as repaired)")
     else:
-        mttr = "\u2014 (no repair yet: %s found fixed by a later run or logged as repaired)" \
-            % ("the fault was not" if block["faults_total"] == 1 else "none of the %d faults was" % block["faults_total"])
+        mttr = gettext("\u2014 (no repair yet: none of the %d faults was found fixed by a later run or logged as "
+                       "repaired)") % block["faults_total"]
     classes = {}
     for row in block.get("classes") or []:
-        mttr_c = fmt(row["mttr_h"]) if row.get("mttr_h") is not None else "\u2014 (no repair yet)"
+        mttr_c = fmt(row["mttr_h"]) if row.get("mttr_h") is not None else gettext("\u2014 (no repair yet)")
         if row.get("mtbf_h") is not None:
             mtbf_c = fmt(row["mtbf_h"])
         elif not row.get("faults"):
-            mtbf_c = "\u2014 (no fault of this class)"
+            mtbf_c = gettext("\u2014 (no fault of this class)")
         else:
-            mtbf_c = "\u2014 (one run only: no time between runs yet)"
+            mtbf_c = gettext("\u2014 (one run only: no time between runs yet)")
         classes[row["class"]] = (mttr_c, mtbf_c)
     repeat = block.get("repeat_offenders") or {}
     offenders = []
@@ -298,10 +306,10 @@ def kpi_notes(block, fmt=str):
         tries = ", ".join("%s \u00d7 %d" % (step, row["tries"][step]) for step in repeat["ladder"] if row["tries"].get(step))
         offenders.append("%s (%s: %s \u2192 %s)" % (row["node"], row["cause"], tries, row["to"]))
     return {"repeat_offenders": offenders, "availability": value, "availability_definition": definition, "mttr": mttr,
-            "mttr_definition": "Mean hours from the run that first found a fault (or its detection time in the "
-                               "remediation log) to the run that found it gone (or its logged repair).",
-            "mtbf_definition": "Host-hours observed (hosts x hours between the first and the last run) less the hours "
-                               "spent in a fault of the class, per fault of the class.",
+            "mttr_definition": gettext("Mean hours from the run that first found a fault (or its detection time in "
+                                       "the remediation log) to the run that found it gone (or its logged repair)."),
+            "mtbf_definition": gettext("Host-hours observed (hosts x hours between the first and the last run) less "
+                                       "the hours spent in a fault of the class, per fault of the class."),
             "classes": classes}
 
 

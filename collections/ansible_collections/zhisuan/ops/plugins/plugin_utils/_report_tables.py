@@ -15,25 +15,26 @@ import re
 from collections import Counter
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import ASSET_COLUMNS, asset_rows
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import N_
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_values import NONE_TEXT, format_value, natural_key
 
 # host.facts keys shown in the per-host section, in this order, with their labels.
 FACT_LABELS = (
-    ("root_cause", "Root cause"),
-    ("remedies", "Remedies, in order"),
-    ("gpu_model", "GPU model"),
-    ("gpu_count", "GPU count"),
-    ("gpu_profile", "GPU profile"),
-    ("driver_version", "Driver"),
-    ("cuda_version", "CUDA"),
-    ("vbios_version", "VBIOS"),
-    ("system_vendor", "System vendor"),
-    ("system_model", "System model"),
-    ("serial", "Serial"),
-    ("bios_version", "BIOS"),
-    ("bmc_firmware", "BMC firmware"),
-    ("os", "OS"),
-    ("kernel", "Kernel"),
+    ("root_cause", N_("Root cause")),
+    ("remedies", N_("Remedies, in order")),
+    ("gpu_model", N_("GPU model")),
+    ("gpu_count", N_("GPU count")),
+    ("gpu_profile", N_("GPU profile")),
+    ("driver_version", N_("Driver")),
+    ("cuda_version", N_("CUDA")),
+    ("vbios_version", N_("VBIOS")),
+    ("system_vendor", N_("System vendor")),
+    ("system_model", N_("System model")),
+    ("serial", N_("Serial")),
+    ("bios_version", N_("BIOS")),
+    ("bmc_firmware", N_("BMC firmware")),
+    ("os", N_("OS")),
+    ("kernel", N_("Kernel")),
 )
 MAX_EXTRA_FACTS = 12
 

@@ -16,9 +16,15 @@ from markupsafe import Markup
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import retest_rows
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import in_zone, zone
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import localise, overview_words, translations
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_ops import ops_sections
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import data_sections, history_sections
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import (
+    data_sections,
+    history_sections,
+    kpi_notes,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._svg_overview import rack_groups, status_overview_svg
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_tables import (  # noqa: F401  (re-exported)
     _assets_view,
@@ -116,9 +122,12 @@ def _sorted_checks(checks):
 # the view model
 
 
-def build_view(results, history=None, remediation=None, language="en"):
+def build_view(results, history=None, remediation=None, language="en", timezone=None):
     """Everything the templates show, derived from the results document (and, for the history sections, the
-    run history: results documents oldest first, and the remediation log records)."""
+    run history: results documents oldest first, and the remediation log records). ``timezone`` (an IANA name):
+    the zone the report shows its times in; None: as recorded."""
+    if timezone:
+        zone(timezone)  # an unknown zone is refused before anything is built
     try:
         view = _build_view(results)
         view.update(data_sections(results, format_value))
@@ -128,6 +137,8 @@ def build_view(results, history=None, remediation=None, language="en"):
         view["grid_svg"] = None
         if view["hosts"]:
             view["grid_svg"] = Markup(status_overview_svg(rack_groups(view["hosts"], racks), overview_words(language)))
+        statuses = dict((h["name"], h["status"]) for h in view["hosts"])
+        view["retests"] = [dict(r, status=statuses.get(r["host"], "error")) for r in retest_rows(results)]
         view["elevation"] = elevation_view(results, view["hosts"])
         view["topology"] = topology_view(results)
         for key in ("network", "stability", "elevation"):
@@ -137,6 +148,13 @@ def build_view(results, history=None, remediation=None, language="en"):
                                    detail=view["verdict"]["detail"] + "; %s below the fleet"
                                    % plural(len(view["outliers"]), "measurement"))
         view = localise(view, language)
+        view["timezone"] = timezone or None
+        if timezone:
+            run_in = results.get("run") or {}
+            view["run"]["started"] = in_zone(run_in.get("started", ""), timezone)
+            view["run"]["finished"] = in_zone(run_in.get("finished", ""), timezone)
+        if view.get("kpis") and language != "en":
+            view["kpi_notes"] = kpi_notes(view["kpis"], format_value, translations(language).gettext)
         view.update(ops_sections(results, view, translations(language), format_value))
         return view
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
