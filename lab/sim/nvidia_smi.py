@@ -87,7 +87,7 @@ RESET_IN_USE = (
 )
 RESET_IN_USE_RC = 255
 # Faults a GPU reset clears (volatile state); gpu_missing, pcie_width, nvlink_down and the rest stay.
-RESET_CLEARS = ("ecc_volatile_uncorrectable", "throttle", "temperature")
+RESET_CLEARS = ("ecc_volatile_uncorrectable", "throttle", "temperature", "fabric_status")
 
 # Fault catalog: kind -> {param: type}. `hang` and `unreachable` are generic (lab/sim/_common.py).
 FAULT_KINDS = {
@@ -103,6 +103,7 @@ FAULT_KINDS = {
     "nvlink_down": {"gpu": int, "link": int},
     "gpu_process": {"gpu": int, "pid": int, "name": str},
     "nvlink_errors": {"gpu": int, "link": int, "counter": str, "per_read": int},
+    "fabric_status": {"gpu": int, "status": str},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
@@ -133,6 +134,8 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: 'pid' must be > 0 and 'name' non-empty")
     if kind == "pcie_width" and fault["width"] not in (1, 2, 4, 8, 12, 16, 32):
         raise LabError(f"{where}: 'width' must be a PCIe link width (1, 2, 4, 8, 12, 16, 32)")
+    if kind == "fabric_status" and not fault["status"].strip():
+        raise LabError(f"{where}: 'status' must be non-empty (e.g. Insufficient Resources)")
     if kind == "truncated" and fault["bytes"] < 0:
         raise LabError(f"{where}: 'bytes' must be >= 0")
 
@@ -239,6 +242,17 @@ def _apply_gpu_fault(gpu, fault):
         raise LabError(f"{what}: the capture has no clocks_event_reasons / clocks_throttle_reasons")
 
 
+def _set_fabric(copies, faults):
+    """An NVSwitch board's fabric as the driver prints it: every GPU's <fabric> State Completed / Status Success (the
+    A100 capture's values are N/A), then each faulted GPU's <status> = the fault's status (a real node printed
+    "Insufficient Resources": Azure/azhpc-images#506)."""
+    for gpu in copies:
+        _find(gpu, "fabric/state", "fault fabric_status").text = "Completed"
+        _find(gpu, "fabric/status", "fault fabric_status").text = "Success"
+    for fault in faults:
+        _find(copies[fault["gpu"]], "fabric/status", "fault fabric_status").text = fault["status"]
+
+
 def _process_template():
     """The real <process_info> element of the A10G capture (pid 725, /usr/lib/xorg/Xorg)."""
     with open(os.path.join(FIXTURES_DIR, PROCESS_CAPTURE), encoding="utf-8") as fh:
@@ -308,6 +322,10 @@ def _build(state):
                 gsp = gpu.find("gsp_firmware_version")
                 if gsp is not None and gsp.text == old:
                     gsp.text = fault["version"]
+
+    fabric = [f for f in faults if f["kind"] == "fabric_status"]
+    if fabric:
+        _set_fabric(copies, fabric)
 
     missing = {f["gpu"] for f in faults if f["kind"] == "gpu_missing"}
     present = [i for i in range(gpus) if i not in missing]

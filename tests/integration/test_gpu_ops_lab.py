@@ -67,6 +67,17 @@ def test_nvlink_dcgm_and_slow_burn_are_found(deep_run):
     assert all(c["component"].startswith("GPU 6 ") for c in slow)
 
 
+def test_one_gpu_out_of_the_nvlink_fabric_is_reset(deep_run):
+    # issue 24 item 1: GPU 5 failed fabric registration while the other seven joined
+    _, _, document = deep_run
+    assert failing(document, "fabric01") == [("gpu.fabric.state", "reset_gpu")]
+    fabric = [c for c in document["hosts"]["fabric01"]["checks"] if c["id"] == "gpu.fabric.state"]
+    assert [c["component"].split(" (")[0] for c in fabric if c["status"] == "fail"] == ["GPU 5"]
+    assert "Insufficient Resources" in fabric[5]["message"]
+    diagnosis = document["hosts"]["fabric01"]["facts"]["diagnosis"]
+    assert (diagnosis["root_cause"]["id"], diagnosis["root_cause"]["remedy"]) == ("gpu.fabric.state", "reset_gpu")
+
+
 def test_application_xid_alone_is_not_a_node_fault(deep_run):
     _, _, document = deep_run
     host = document["hosts"]["xid13"]

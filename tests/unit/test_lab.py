@@ -415,3 +415,23 @@ def test_scenario_vars_reach_every_node_and_the_lab_keys_win(tmp_path):
         assert hv["zhisuan_thresholds"] == {"rdma": {"floor_gbps": 150}}
         assert hv["zhisuan_tools"]["nvidia_smi"].endswith("/bin/nvidia-smi")
     labctl("down", "--dir", tmp_path / "run")
+
+
+def test_fabric_status_fault_is_one_gpu_failing_registration_and_a_reset_clears_it(tmp_path):
+    # issue 24 item 1: every GPU's <fabric> reads Completed / Success (the A100 capture's N/A edited), GPU 2's status
+    # is the one a real node printed (Azure/azhpc-images#506); the rules call it this GPU's fault (reset_gpu)
+    from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi as parser
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as rules
+
+    wrapper, state = lab_node(tmp_path, [{"kind": "fabric_status", "gpu": 2, "status": "Insufficient Resources"}])
+    out = smi(wrapper, "-q", "-x").stdout
+    gpus = ET.fromstring(out).findall("gpu")
+    assert [(g.findtext("fabric/state"), g.findtext("fabric/status")) for g in gpus] == [
+        ("Completed", "Insufficient Resources" if i == 2 else "Success") for i in range(8)]
+    checks = [c for c in rules.judge_gpu("n1", parser.parse(out.decode()), None) if c["id"] == "gpu.fabric.state"]
+    assert [(c["status"], c["remedy"]) for c in checks] == [
+        ("fail", "reset_gpu") if i == 2 else ("pass", "none") for i in range(8)]
+    assert smi(wrapper, "--gpu-reset", "-i", "2").returncode == 0
+    assert json.loads(state.read_text())["faults"] == []
+    gpus = ET.fromstring(smi(wrapper, "-q", "-x").stdout).findall("gpu")
+    assert [g.findtext("fabric/state") for g in gpus] == ["N/A"] * 8

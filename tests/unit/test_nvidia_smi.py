@@ -289,7 +289,9 @@ def _contract_keys():
         "ecc": ("mode_current", "mode_pending", "volatile_corrected", "volatile_uncorrected", "aggregate_corrected",
                 "aggregate_uncorrected"),
         "retired_pages": ("single_bit", "double_bit", "pending"),
-        "fabric": ("state", "status"),
+        "fabric": ("state", "status", "clique_id", "cluster_uuid", "health"),
+        "fabric.health": ("summary", "bandwidth", "route_recovery", "route_unhealthy", "access_timeout_recovery",
+                          "incorrect_configuration"),
         "throttle": nvidia_smi.THROTTLE_KEYS,
     }
     return gpu | set("%s.%s" % (section, key) for section, keys in nested.items() for key in keys)

@@ -72,6 +72,16 @@ FIELDS = (
     # NVSwitch systems: the fabric manager's training of this GPU into the NVLink fabric ("Completed"/"Success").
     ("fabric.state", "str", ("fabric/state",)),
     ("fabric.status", "str", ("fabric/status",)),
+    # Multi-node NVLink (GB200/GB300 NVL72): the NVLink domain the GPU joined (0 and a zero UUID when none) and the
+    # fabric's health flags (drivers 550+; text spellings of the real 590 capture, "N/A" when not reported).
+    ("fabric.clique_id", "str", ("fabric/cliqueid", "fabric/clique_id")),
+    ("fabric.cluster_uuid", "str", ("fabric/clusteruuid", "fabric/cluster_uuid")),
+    ("fabric.health.summary", "str", ("fabric/health/summary",)),
+    ("fabric.health.bandwidth", "str", ("fabric/health/bandwidth",)),
+    ("fabric.health.route_recovery", "str", ("fabric/health/route_recovery_in_progress",)),
+    ("fabric.health.route_unhealthy", "str", ("fabric/health/route_unhealthy",)),
+    ("fabric.health.access_timeout_recovery", "str", ("fabric/health/access_timeout_recovery",)),
+    ("fabric.health.incorrect_configuration", "str", ("fabric/health/incorrect_configuration",)),
     ("performance_state", "str", ("performance_state",)),
     ("ecc.mode_current", "bool", ("ecc_mode/current_ecc", "ecc_mode/current")),
     ("ecc.mode_pending", "bool", ("ecc_mode/pending_ecc", "ecc_mode/pending")),
@@ -136,7 +146,6 @@ IGNORED = {
     "ecc_errors": frozenset(("volatile", "aggregate", "aggregate_uncorrectable_sram_sources",
                              "channel_repair_pending", "tpc_repair_pending", "unrepairable_memory")),
     "ecc_counters": frozenset(("sram_threshold_exceeded",)),
-    "fabric": frozenset(("cliqueid", "clique_id", "clusteruuid", "cluster_uuid", "health")),
 }
 # Sections whose every child must be known (a renamed field there would silently lose a fact).
 CHECKED_SECTIONS = frozenset(("temperature", "fb_memory_usage", "gpu_power_readings", "power_readings", "clocks",

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric_health import registered
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import GpuChecks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import DEFAULTS as NVLINK_ERROR_LIMITS
@@ -160,9 +161,13 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
                                  expected.get("cuda_version"), "cuda_version"))
 
     model_rx, model_text = _model_matcher(expected, profile)
+    reporting = [gpu for gpu in gpus if isinstance(gpu, dict) and (gpu.get("fabric") or {}).get("state") is not None]
+    joined = sum(1 for gpu in reporting if registered(gpu))
     for position, gpu in enumerate(gpus):
         if not isinstance(gpu, dict):
             continue
+        mine = any(item is gpu for item in reporting)
+        peers = (joined - (1 if mine and registered(gpu) else 0), len(reporting) - (1 if mine else 0))
         index = gpu.get("index")
         gpu_ctx = GpuChecks(host, gpu, "GPU %s" % (index if index is not None else position))
         gpu_ctx.model(model_rx, model_text)
@@ -171,7 +176,7 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
         gpu_ctx.remap(limits)
         gpu_ctx.retired_pages(limits)
         gpu_ctx.pcie(profile)
-        nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"))
+        nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"), peers)
         nvlink_error_checks(gpu_ctx, facts, limits)
         gpu_ctx.temperature(limits)
         gpu_ctx.power(profile, limits)
