@@ -78,6 +78,17 @@ def test_one_gpu_out_of_the_nvlink_fabric_is_reset(deep_run):
     assert (diagnosis["root_cause"]["id"], diagnosis["root_cause"]["remedy"]) == ("gpu.fabric.state", "reset_gpu")
 
 
+def test_row_remap_pending_resets_and_failure_is_an_rma(deep_run):
+    # issue 24 item 3 on the A10G capture's row remapper
+    _, _, document = deep_run
+    found = failing(document, "remap01")
+    assert ("gpu.remap.pending", "reset_gpu") in found and ("gpu.remap.failure", "rma") in found
+    assert [(c["id"], c["remedy"]) for c in document["hosts"]["remap01"]["checks"]
+            if c["status"] == "fail" and c["id"].startswith("gpu.")] == [
+        ("gpu.remap.pending", "reset_gpu"), ("gpu.remap.failure", "rma")]
+    assert "rma" in document["hosts"]["remap01"]["facts"]["diagnosis"]["remedies"]
+
+
 def test_application_xid_alone_is_not_a_node_fault(deep_run):
     _, _, document = deep_run
     host = document["hosts"]["xid13"]

@@ -101,6 +101,11 @@ REMAPPED_ROWS = (
     ("pending", "bool", ("remapped_row_pending", "pending")),
     ("failure", "bool", ("remapped_row_failure", "remapping_failure_occurred")),
 )
+# The bank remap availability histogram (NVML nvmlRowRemapperHistogramValues_t: banks with all, some, few or none of
+# their reserved rows left): XML <row_remapper_histogram><row_remapper_histogram_max>, text "Bank Remap Availability
+# Histogram" / "Max" (both "N bank(s)").
+REMAP_HISTOGRAM_SECTIONS = ("row_remapper_histogram", "bank_remap_availability_histogram")
+REMAP_HISTOGRAM_KEYS = ("max", "high", "partial", "low", "none")
 THROTTLE_SECTIONS = ("clocks_event_reasons", "clocks_throttle_reasons")
 THROTTLE_KEYS = ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "hw_thermal_slowdown",
                  "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting")
@@ -140,7 +145,7 @@ IGNORED = {
     "retired_pages": frozenset(),
     "ecc_mode": frozenset(),
     "mig_mode": frozenset(),
-    "remapped_rows": frozenset(("row_remapper_histogram", "bank_remap_availability_histogram",
+    "remapped_rows": frozenset(("row_remapper_histogram", "bank_remap_availability_histogram",  # read: banks
                                 "inactive_correctable_error", "inactive_uncorrectable_error",
                                 "remapped_row_corr_inactive", "remapped_row_unc_inactive")),
     "ecc_errors": frozenset(("volatile", "aggregate", "aggregate_uncorrectable_sram_sources",

@@ -22,6 +22,10 @@ still work with no profile. Thresholds a site may override (``thresholds``), wit
 ``remapped_rows_uncorrectable_max`` (512)
     rows remapped for uncorrectable errors before the GPU is an RMA case (AzNHC and sichek use 512, shared/REFERENCE.md
     1d [V]).
+``remap_banks_exhausted_max`` (0)
+    DRAM banks allowed with no reserved row left (the bank remap availability histogram's "None"; NVML: "no reserved
+    rows available") before the GPU is an RMA case, reported by ``gpu.remap.uncorrectable`` (docs/gpu-facts.md,
+    "Row remapping policy").
 ``retired_pages_max`` (10)
     retired pages (single + double bit) allowed on pre-Ampere GPUs (GCM ``gpu_retired_pages`` default 10 [V]).
 ``power_over_limit_pct`` (5)
@@ -62,6 +66,7 @@ DEFAULT_THRESHOLDS = {
     "ecc_volatile_uncorrected_max": 0,
     "ecc_aggregate_uncorrected_max": 0,
     "remapped_rows_uncorrectable_max": 512,
+    "remap_banks_exhausted_max": 0,
     "retired_pages_max": 10,
     "power_over_limit_pct": 5,
 }
