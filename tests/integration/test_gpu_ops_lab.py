@@ -89,6 +89,16 @@ def test_row_remap_pending_resets_and_failure_is_an_rma(deep_run):
     assert "rma" in document["hosts"]["remap01"]["facts"]["diagnosis"]["remedies"]
 
 
+def test_a_gpu_hotter_than_its_peers_warns(deep_run):
+    # issue 24 item 4: 33 degC above its peers' median at the same load, far below its slowdown limit
+    _, _, document = deep_run
+    host = document["hosts"]["hot01"]
+    assert host["status"] == "warn", failing(document, "hot01", ("fail", "error", "warn"))
+    assert failing(document, "hot01", ("fail", "error", "warn")) == [("gpu.temperature.peers", "investigate")]
+    warned = [c for c in host["checks"] if c["status"] == "warn"]
+    assert [c["component"].split(" (")[0] for c in warned] == ["GPU 6"]
+
+
 def test_application_xid_alone_is_not_a_node_fault(deep_run):
     _, _, document = deep_run
     host = document["hosts"]["xid13"]
