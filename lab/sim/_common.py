@@ -123,7 +123,8 @@ def fabric_faults(state_path, kinds):
 # Faults a BMC power cycle clears (the node boots again: the GPUs are enumerated afresh, the driver's volatile
 # counters and the kernel log start over, every GPU process is gone). Faults marked `persistent: true` stay.
 POWER_CYCLE_CLEARS = ("gpu_missing", "xid", "ecc_volatile_uncorrectable", "throttle", "temperature", "gpu_process",
-                      "driver_not_loaded", "hang", "burn_slow", "burn_errors", "dcgm_fail")
+                      "fabric_status", "remap_pending", "driver_not_loaded", "hang", "burn_slow", "burn_errors",
+                      "dcgm_fail")
 
 
 def power_cycle(path, when):

@@ -87,7 +87,7 @@ RESET_IN_USE = (
 )
 RESET_IN_USE_RC = 255
 # Faults a GPU reset clears (volatile state); gpu_missing, pcie_width, nvlink_down and the rest stay.
-RESET_CLEARS = ("ecc_volatile_uncorrectable", "throttle", "temperature")
+RESET_CLEARS = ("ecc_volatile_uncorrectable", "throttle", "temperature", "fabric_status", "remap_pending")
 
 # Fault catalog: kind -> {param: type}. `hang` and `unreachable` are generic (lab/sim/_common.py).
 FAULT_KINDS = {
@@ -103,12 +103,16 @@ FAULT_KINDS = {
     "nvlink_down": {"gpu": int, "link": int},
     "gpu_process": {"gpu": int, "pid": int, "name": str},
     "nvlink_errors": {"gpu": int, "link": int, "counter": str, "per_read": int},
+    "fabric_status": {"gpu": int, "status": str},
+    "remap_pending": {"gpu": int},
+    "remap_failure": {"gpu": int},
+    "remap_banks_exhausted": {"gpu": int, "banks": int},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
 # Faults that edit values inside one GPU's element.
 GPU_VALUE_FAULTS = ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "pcie_width", "temperature",
-                    "throttle", "gpu_process")
+                    "throttle", "gpu_process", "remap_pending", "remap_failure", "remap_banks_exhausted")
 HW_SLOWDOWN_CHILDREN = ("hw_thermal_slowdown", "hw_power_brake_slowdown")
 REASON_GROUPS = (
     ("clocks_event_reasons", "clocks_event_reason_"),  # driver >= 535 schema
@@ -133,6 +137,10 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: 'pid' must be > 0 and 'name' non-empty")
     if kind == "pcie_width" and fault["width"] not in (1, 2, 4, 8, 12, 16, 32):
         raise LabError(f"{where}: 'width' must be a PCIe link width (1, 2, 4, 8, 12, 16, 32)")
+    if kind == "remap_banks_exhausted" and fault["banks"] <= 0:
+        raise LabError(f"{where}: 'banks' must be > 0")
+    if kind == "fabric_status" and not fault["status"].strip():
+        raise LabError(f"{where}: 'status' must be non-empty (e.g. Insufficient Resources)")
     if kind == "truncated" and fault["bytes"] < 0:
         raise LabError(f"{where}: 'bytes' must be >= 0")
 
@@ -219,6 +227,8 @@ def _apply_gpu_fault(gpu, fault):
             raise LabError(f"{what}: the capture's aggregate dram_uncorrectable is {agg.text!r}, not a number")
     elif kind == "gpu_process":
         _add_process(_find(gpu, "processes", what), fault)
+    elif kind in ("remap_pending", "remap_failure", "remap_banks_exhausted"):
+        _remap_fault(gpu, fault, what)
     elif kind == "pcie_width":
         _find(gpu, "pci/pci_gpu_link_info/link_widths/current_link_width", what).text = f"{fault['width']}x"
     elif kind == "temperature":
@@ -237,6 +247,37 @@ def _apply_gpu_fault(gpu, fault):
                 _find(group, prefix + "hw_slowdown", what).text = "Active"
             return
         raise LabError(f"{what}: the capture has no clocks_event_reasons / clocks_throttle_reasons")
+
+
+def _remap_fault(gpu, fault, what):
+    """Row-remapper values of a capture that prints them (the A10G's <remapped_rows>; the A100 capture's is N/A):
+    pending / failure flag Yes, or ``banks`` banks moved from the histogram's Max to its None row."""
+    rows = gpu.find("remapped_rows")
+    if rows is None or not len(rows):
+        raise LabError(f"{what}: the capture prints no row-remapper values (<remapped_rows>N/A</remapped_rows>); use a "
+                       "model whose capture has them (a10g)")
+    if fault["kind"] == "remap_pending":
+        _find(rows, "remapped_row_pending", what).text = "Yes"
+    elif fault["kind"] == "remap_failure":
+        _find(rows, "remapped_row_failure", what).text = "Yes"
+    else:
+        top = _find(rows, "row_remapper_histogram/row_remapper_histogram_max", what)
+        spare = int((top.text or "0").split()[0])
+        if fault["banks"] > spare:
+            raise LabError(f"{what}: 'banks' is {fault['banks']}, the capture has {spare} banks")
+        top.text = f"{spare - fault['banks']} bank(s)"
+        _find(rows, "row_remapper_histogram/row_remapper_histogram_none", what).text = f"{fault['banks']} bank(s)"
+
+
+def _set_fabric(copies, faults):
+    """An NVSwitch board's fabric as the driver prints it: every GPU's <fabric> State Completed / Status Success (the
+    A100 capture's values are N/A), then each faulted GPU's <status> = the fault's status (a real node printed
+    "Insufficient Resources": Azure/azhpc-images#506)."""
+    for gpu in copies:
+        _find(gpu, "fabric/state", "fault fabric_status").text = "Completed"
+        _find(gpu, "fabric/status", "fault fabric_status").text = "Success"
+    for fault in faults:
+        _find(copies[fault["gpu"]], "fabric/status", "fault fabric_status").text = fault["status"]
 
 
 def _process_template():
@@ -308,6 +349,10 @@ def _build(state):
                 gsp = gpu.find("gsp_firmware_version")
                 if gsp is not None and gsp.text == old:
                     gsp.text = fault["version"]
+
+    fabric = [f for f in faults if f["kind"] == "fabric_status"]
+    if fabric:
+        _set_fabric(copies, fabric)
 
     missing = {f["gpu"] for f in faults if f["kind"] == "gpu_missing"}
     present = [i for i in range(gpus) if i not in missing]

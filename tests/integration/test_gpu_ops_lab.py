@@ -67,6 +67,39 @@ def test_nvlink_dcgm_and_slow_burn_are_found(deep_run):
     assert all(c["component"].startswith("GPU 6 ") for c in slow)
 
 
+def test_one_gpu_out_of_the_nvlink_fabric_is_reset(deep_run):
+    # issue 24 item 1: GPU 5 failed fabric registration while the other seven joined
+    _, _, document = deep_run
+    assert failing(document, "fabric01") == [("gpu.fabric.state", "reset_gpu")]
+    fabric = [c for c in document["hosts"]["fabric01"]["checks"] if c["id"] == "gpu.fabric.state"]
+    assert [c["component"].split(" (")[0] for c in fabric if c["status"] == "fail"] == ["GPU 5"]
+    assert "Insufficient Resources" in fabric[5]["message"]
+    diagnosis = document["hosts"]["fabric01"]["facts"]["diagnosis"]
+    assert (diagnosis["root_cause"]["id"], diagnosis["root_cause"]["remedy"]) == ("gpu.fabric.state", "reset_gpu")
+
+
+def test_row_remap_pending_resets_and_failure_is_an_rma(deep_run):
+    # issue 24 item 3 on the A10G capture's row remapper
+    _, _, document = deep_run
+    found = failing(document, "remap01")
+    assert ("gpu.remap.pending", "reset_gpu") in found and ("gpu.remap.failure", "rma") in found
+    # (the A10G capture itself runs its link at x8 of x16: gpu.pcie.width fails on every GPU of this node too)
+    assert [(c["id"], c["component"].split(" (")[0], c["remedy"]) for c in document["hosts"]["remap01"]["checks"]
+            if c["status"] == "fail" and c["id"].startswith("gpu.remap.")] == [
+        ("gpu.remap.pending", "GPU 0", "reset_gpu"), ("gpu.remap.failure", "GPU 1", "rma")]
+    assert "rma" in document["hosts"]["remap01"]["facts"]["diagnosis"]["remedies"]
+
+
+def test_a_gpu_hotter_than_its_peers_warns(deep_run):
+    # issue 24 item 4: 33 degC above its peers' median at the same load, far below its slowdown limit
+    _, _, document = deep_run
+    host = document["hosts"]["hot01"]
+    assert host["status"] == "warn", failing(document, "hot01", ("fail", "error", "warn"))
+    assert failing(document, "hot01", ("fail", "error", "warn")) == [("gpu.temperature.peers", "investigate")]
+    warned = [c for c in host["checks"] if c["status"] == "warn"]
+    assert [c["component"].split(" (")[0] for c in warned] == ["GPU 6"]
+
+
 def test_application_xid_alone_is_not_a_node_fault(deep_run):
     _, _, document = deep_run
     host = document["hosts"]["xid13"]

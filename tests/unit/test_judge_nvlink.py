@@ -214,13 +214,17 @@ def fabric_checks(facts, profile="h100"):
 
 def test_fabric_completed_on_a_real_h100_capture_passes():
     facts = h100()
-    assert facts["gpus"][0]["fabric"] == {"state": "Completed", "status": "Success"}
+    fabric = facts["gpus"][0]["fabric"]
+    assert (fabric["state"], fabric["status"], fabric["clique_id"]) == ("Completed", "Success", "0")
+    assert fabric["cluster_uuid"] == "00000000-0000-0000-0000-000000000000"
+    assert set(fabric["health"].values()) == {None}  # the 590 capture prints every health flag as N/A
     assert fabric_checks(facts) == [("GPU 0", "pass", "Completed / Success", "none")]
 
 
 def test_fabric_not_reported_skips_on_the_real_a100_capture():
     facts = nvidia_smi.parse(read("q-x-a100-sxm4-80gb-mig-535.xml"))
-    assert facts["gpus"][0]["fabric"] == {"state": None, "status": None}
+    fabric = facts["gpus"][0]["fabric"]
+    assert (fabric["state"], fabric["status"], fabric["clique_id"], fabric["cluster_uuid"]) == (None,) * 4
     assert [c[1] for c in fabric_checks(facts, "a100")] == ["skip"]
 
 

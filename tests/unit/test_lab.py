@@ -415,3 +415,64 @@ def test_scenario_vars_reach_every_node_and_the_lab_keys_win(tmp_path):
         assert hv["zhisuan_thresholds"] == {"rdma": {"floor_gbps": 150}}
         assert hv["zhisuan_tools"]["nvidia_smi"].endswith("/bin/nvidia-smi")
     labctl("down", "--dir", tmp_path / "run")
+
+
+def test_fabric_status_fault_is_one_gpu_failing_registration_and_a_reset_clears_it(tmp_path):
+    # issue 24 item 1: every GPU's <fabric> reads Completed / Success (the A100 capture's N/A edited), GPU 2's status
+    # is the one a real node printed (Azure/azhpc-images#506); the rules call it this GPU's fault (reset_gpu)
+    from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi as parser
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as rules
+
+    wrapper, state = lab_node(tmp_path, [{"kind": "fabric_status", "gpu": 2, "status": "Insufficient Resources"}])
+    out = smi(wrapper, "-q", "-x").stdout
+    gpus = ET.fromstring(out).findall("gpu")
+    assert [(g.findtext("fabric/state"), g.findtext("fabric/status")) for g in gpus] == [
+        ("Completed", "Insufficient Resources" if i == 2 else "Success") for i in range(8)]
+    checks = [c for c in rules.judge_gpu("n1", parser.parse(out.decode()), None) if c["id"] == "gpu.fabric.state"]
+    assert [(c["status"], c["remedy"]) for c in checks] == [
+        ("fail", "reset_gpu") if i == 2 else ("pass", "none") for i in range(8)]
+    assert smi(wrapper, "--gpu-reset", "-i", "2").returncode == 0
+    assert json.loads(state.read_text())["faults"] == []
+    gpus = ET.fromstring(smi(wrapper, "-q", "-x").stdout).findall("gpu")
+    assert [g.findtext("fabric/state") for g in gpus] == ["N/A"] * 8
+
+
+# issue 24 item 3: row-remapper faults on the A10G capture (the A100 capture prints <remapped_rows>N/A)
+def remap_lab(tmp_path, faults):
+    scen = tmp_path / "one.yml"
+    scen.write_text(yaml.safe_dump({"name": "one", "defaults": {"model": "a10g", "gpus": 2},
+                                    "nodes": {"n1": {"faults": faults}}}))
+    dummy, inv, _ = up(tmp_path, scen)
+    host = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]["n1"]
+    return host["zhisuan_tools"]["nvidia_smi"], host["zhisuan_lab_state"]
+
+
+def test_lab_remap_faults_edit_the_a10g_capture_and_a_reset_completes_the_pending_remap(tmp_path):
+    wrapper, state = remap_lab(tmp_path, [{"kind": "remap_pending", "gpu": 0}, {"kind": "remap_failure", "gpu": 1},
+                                    {"kind": "remap_banks_exhausted", "gpu": 1, "banks": 3}])
+    out = smi(wrapper, "-q", "-x").stdout
+    rows = [g.find("remapped_rows") for g in ET.fromstring(out).findall("gpu")]
+    assert [r.findtext("remapped_row_pending") for r in rows] == ["Yes", "No"]
+    assert [r.findtext("remapped_row_failure") for r in rows] == ["No", "Yes"]
+    assert rows[1].findtext("row_remapper_histogram/row_remapper_histogram_none") == "3 bank(s)"
+    assert rows[1].findtext("row_remapper_histogram/row_remapper_histogram_max") == "189 bank(s)"
+    from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as rules
+
+    checks = rules.judge_gpu("n1", nvidia_smi.parse(out.decode()), None)
+    failing = [(c["id"], c["component"].split(" (")[0], c["remedy"]) for c in checks
+               if c["id"].startswith("gpu.remap.") and c["status"] == "fail"]
+    assert failing == [("gpu.remap.pending", "GPU 0", "reset_gpu"), ("gpu.remap.failure", "GPU 1", "rma"),
+                       ("gpu.remap.uncorrectable", "GPU 1", "rma")]
+    assert smi(wrapper, "--gpu-reset", "-i", "0").returncode == 0
+    with open(state, encoding="utf-8") as handle:
+        assert [f["kind"] for f in json.load(handle)["faults"]] == ["remap_failure", "remap_banks_exhausted"]
+
+
+def test_lab_remap_fault_on_a_capture_without_remapper_values_is_refused_at_up(tmp_path):
+    scen = tmp_path / "one.yml"
+    scen.write_text(yaml.safe_dump({"name": "one", "defaults": {"model": "a100"},
+                                    "nodes": {"n1": {"faults": [{"kind": "remap_pending", "gpu": 0}]}}}))
+    res = labctl("up", "--scenario", scen, "--dir", tmp_path / "run", "--inventory", tmp_path / "inv" / "hosts.yml")
+    assert res.returncode == 1
+    assert "fault remap_pending: the capture prints no row-remapper values" in res.stderr

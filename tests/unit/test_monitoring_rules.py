@@ -134,7 +134,7 @@ def test_thresholds_are_the_suites():
 
 def test_every_alert_names_a_check_a_remedy_and_a_severity():
     rules = _rules()
-    assert len(rules) == 19
+    assert len(rules) == 20
     for rule in rules:
         assert rule["labels"]["severity"] in ("critical", "warning"), rule["alert"]
         assert rule["labels"]["remedy"] in REMEDIES, rule["alert"]
@@ -318,7 +318,7 @@ def test_the_data_names_only_role_variables_and_every_rule_is_complete():
     assert sorted(used) == sorted(data["parameters"])
     assert sorted(set(data["parameters"]) - set(defaults)) == []
     names = [rule["alert"] for group in data["groups"] for rule in group["rules"]]
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == 20
 
 
 def test_the_role_reads_the_collections_data_file():

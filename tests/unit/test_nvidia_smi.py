@@ -45,6 +45,13 @@ NO_ABSOLUTE = {"shutdown_c": None, "slowdown_c": None, "max_operating_c": None, 
 ECC_ZERO = {"mode_current": True, "mode_pending": True, "volatile_corrected": 0, "volatile_uncorrected": 0,
             "aggregate_corrected": 0, "aggregate_uncorrected": 0}
 ROWS_CLEAN = {"correctable": 0, "uncorrectable": 0, "pending": False, "failure": False}
+
+
+def rows_clean(banks):
+    """No remapped row, every one of the capture's ``banks`` DRAM banks with all its reserved rows (histogram Max)."""
+    return dict(ROWS_CLEAN, banks={"max": banks, "high": 0, "partial": 0, "low": 0, "none": 0})
+
+
 PAGES_NA = {"single_bit": None, "double_bit": None, "pending": None}
 
 # file -> (header facts, [per-GPU expected subsets, in printed (bus) order]); nested dicts compare whole.
@@ -81,7 +88,7 @@ EXPECTED = {
                     "min_limit_w": 100.0, "max_limit_w": 300.0},
           "pcie": {"gen_current": 1, "gen_max": 4, "width_current": 8, "width_max": 16, "replays": 0},
           "fan_speed_pct": 0, "performance_state": "P8", "ecc": ECC_ZERO, "retired_pages": PAGES_NA,
-          "remapped_rows": ROWS_CLEAN, "throttle": IDLE,  # older <clocks_throttle_reasons> schema
+          "remapped_rows": rows_clean(192), "throttle": IDLE,  # older <clocks_throttle_reasons> schema
           "processes": [{"pid": 725, "type": "G", "name": "/usr/lib/xorg/Xorg", "used_memory_mib": 22}]}],
     ),
     "q-x-tesla-t4-515.xml": (
@@ -119,7 +126,7 @@ EXPECTED = {
                      "max_sm_mhz": 1980, "max_memory_mhz": 2619},
           "pcie": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16, "replays": 67},
           "fan_speed_pct": None, "performance_state": "P0", "ecc": ECC_ZERO, "retired_pages": PAGES_NA,
-          "remapped_rows": ROWS_CLEAN,
+          "remapped_rows": rows_clean(2560),
           "throttle": dict(NOT_ACTIVE, hw_slowdown=True, hw_power_brake_slowdown=True),
           "processes": [], "unreadable": []}]
         + [{"index": i, "uuid": uuid, "pci_bus_id": bus, "pcie": dict(
@@ -146,7 +153,7 @@ EXPECTED = {
                               slowdown_tlimit_c=-2, max_operating_tlimit_c=0, memory_max_tlimit_c=None),
           "ecc": {"mode_current": False, "mode_pending": False, "volatile_corrected": None,
                   "volatile_uncorrected": None, "aggregate_corrected": None, "aggregate_uncorrected": None},
-          "remapped_rows": ROWS_CLEAN, "throttle": NOT_ACTIVE,
+          "remapped_rows": rows_clean(192), "throttle": NOT_ACTIVE,
           "processes": [{"pid": 58130, "type": "C", "name": "/usr/bin/python", "used_memory_mib": 20322}],
           "unreadable": []},
          {"index": 2, "pci_bus_id": "0000:23:00.0", "uuid": "GPU-1a287db8-89a4-4cd7-5933-ae53d0c4d4ad"},
@@ -200,7 +207,7 @@ EXPECTED = {
                     "min_limit_w": 100.0, "max_limit_w": 150.0},
           "fan_speed_pct": 0, "ecc": ECC_ZERO, "retired_pages": PAGES_NA,
           # as captured upstream: 4 uncorrectable remapped rows, remap pending
-          "remapped_rows": {"correctable": 0, "uncorrectable": 4, "pending": True, "failure": False},
+          "remapped_rows": dict(rows_clean(192), uncorrectable=4, pending=True),
           "throttle": IDLE, "processes": [], "unreadable": []}],
     ),
     "q-d-page-retirement-8gpu-clean.txt": (  # nvidia-smi -q -d PAGE_RETIREMENT: only Retired Pages per GPU
@@ -225,7 +232,7 @@ EXPECTED = {
           "clocks": {"graphics_mhz": 1980, "sm_mhz": 1980, "memory_mhz": 2619, "max_graphics_mhz": 1980,
                      "max_sm_mhz": 1980, "max_memory_mhz": 2619},
           "pcie": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16, "replays": 9},
-          "ecc": ECC_ZERO, "remapped_rows": ROWS_CLEAN, "throttle": NOT_ACTIVE,
+          "ecc": ECC_ZERO, "remapped_rows": rows_clean(2560), "throttle": NOT_ACTIVE,
           "processes": [{"pid": 11327, "type": "C", "name": "/root/tools/memhog", "used_memory_mib": 2566},
                         {"pid": 11328, "type": "C", "name": "/root/tools/memhog", "used_memory_mib": 1542},
                         {"pid": 11345, "type": "C", "name": "./gpu_burn", "used_memory_mib": 15690}],
@@ -257,7 +264,7 @@ EXPECTED = {
           "power": {"draw_w": 110.24, "instant_draw_w": 110.01, "limit_w": 350.0, "default_limit_w": 350.0,
                     "min_limit_w": 100.0, "max_limit_w": 350.0},
           "pcie": {"gen_current": 4, "gen_max": 4, "width_current": 16, "width_max": 16, "replays": 0},
-          "ecc": ECC_ZERO, "remapped_rows": ROWS_CLEAN,
+          "ecc": ECC_ZERO, "remapped_rows": rows_clean(192),
           "processes": [{"pid": 20037, "type": "C", "name": "ffmpeg", "used_memory_mib": 538},
                         {"pid": 20038, "type": "C", "name": "ffmpeg", "used_memory_mib": 681}]}],
     ),
@@ -289,7 +296,9 @@ def _contract_keys():
         "ecc": ("mode_current", "mode_pending", "volatile_corrected", "volatile_uncorrected", "aggregate_corrected",
                 "aggregate_uncorrected"),
         "retired_pages": ("single_bit", "double_bit", "pending"),
-        "fabric": ("state", "status"),
+        "fabric": ("state", "status", "clique_id", "cluster_uuid", "health"),
+        "fabric.health": ("summary", "bandwidth", "route_recovery", "route_unhealthy", "access_timeout_recovery",
+                          "incorrect_configuration"),
         "throttle": nvidia_smi.THROTTLE_KEYS,
     }
     return gpu | set("%s.%s" % (section, key) for section, keys in nested.items() for key in keys)
@@ -334,7 +343,7 @@ def test_every_gpu_has_the_contract_shape(name):
     assert set(facts) == {"source", "timestamp", "driver_version", "cuda_version", "attached_gpus", "gpus"}
     for gpu in facts["gpus"]:
         assert _gpu_keys(gpu) == _contract_keys()
-        assert gpu["remapped_rows"] is None or set(gpu["remapped_rows"]) == set(ROWS_CLEAN)
+        assert gpu["remapped_rows"] is None or set(gpu["remapped_rows"]) == set(ROWS_CLEAN) | {"banks"}
 
 
 @pytest.mark.parametrize("xml_name, text_name, read_in_both, null_in_both", [
@@ -378,7 +387,7 @@ def test_throttle_reasons_active_on_every_h100_of_the_power_brake_capture():
 
 def test_remapped_rows_present_on_h100_and_none_on_titan_v():
     h100 = parse(read_fixture("q-h100x8-535.161.08-hw-power-brake-slowdown.txt"))
-    assert [g["remapped_rows"] for g in h100["gpus"]] == [ROWS_CLEAN] * 8
+    assert [g["remapped_rows"] for g in h100["gpus"]] == [rows_clean(2560)] * 8
     assert parse(read_fixture("q-titan-v-560.35.03.txt"))["gpus"][0]["remapped_rows"] is None
 
 

@@ -184,7 +184,9 @@ def test_new_blackwell_ultra_profiles():
     assert b300["memory_total_mib_min"] == gb300["memory_total_mib_min"] == 260000
     assert b300["pcie"] == {"gen_max": 6, "width_max": 16}
     assert gb300["pcie"] == {"gen_max": None, "width_max": None}
-    assert b300["nvlink"] == gb300["nvlink"] == {"links": 18, "speed_gbs_per_link": 50}
+    assert b300["nvlink"] == {"links": 18, "speed_gbs_per_link": 50}
+    # GB300 NVL72: one NVLink domain across the rack (gpu.fabric.state judges the clique id); HGX B300 is one board
+    assert gb300["nvlink"] == {"links": 18, "speed_gbs_per_link": 50, "multi_node": True}
 
 
 @pytest.mark.parametrize("written, meant", [

@@ -39,6 +39,8 @@ options:
   counter_window:
     description:
       - Seconds between the two C(ethtool -S) readings. V(0) reads the counters once and returns no increments.
+      - The InfiniBand / RoCE port error counters (C(/sys/class/infiniband/*/ports/*/counters), unless
+        O(ib_source=none)) are read at the same two moments; their growth is returned in C(net.ib.counters_delta).
     type: int
     default: 5
   optics:

@@ -72,6 +72,16 @@ FIELDS = (
     # NVSwitch systems: the fabric manager's training of this GPU into the NVLink fabric ("Completed"/"Success").
     ("fabric.state", "str", ("fabric/state",)),
     ("fabric.status", "str", ("fabric/status",)),
+    # Multi-node NVLink (GB200/GB300 NVL72): the NVLink domain the GPU joined (0 and a zero UUID when none) and the
+    # fabric's health flags (drivers 550+; text spellings of the real 590 capture, "N/A" when not reported).
+    ("fabric.clique_id", "str", ("fabric/cliqueid", "fabric/clique_id")),
+    ("fabric.cluster_uuid", "str", ("fabric/clusteruuid", "fabric/cluster_uuid")),
+    ("fabric.health.summary", "str", ("fabric/health/summary",)),
+    ("fabric.health.bandwidth", "str", ("fabric/health/bandwidth",)),
+    ("fabric.health.route_recovery", "str", ("fabric/health/route_recovery_in_progress",)),
+    ("fabric.health.route_unhealthy", "str", ("fabric/health/route_unhealthy",)),
+    ("fabric.health.access_timeout_recovery", "str", ("fabric/health/access_timeout_recovery",)),
+    ("fabric.health.incorrect_configuration", "str", ("fabric/health/incorrect_configuration",)),
     ("performance_state", "str", ("performance_state",)),
     ("ecc.mode_current", "bool", ("ecc_mode/current_ecc", "ecc_mode/current")),
     ("ecc.mode_pending", "bool", ("ecc_mode/pending_ecc", "ecc_mode/pending")),
@@ -91,6 +101,11 @@ REMAPPED_ROWS = (
     ("pending", "bool", ("remapped_row_pending", "pending")),
     ("failure", "bool", ("remapped_row_failure", "remapping_failure_occurred")),
 )
+# The bank remap availability histogram (NVML nvmlRowRemapperHistogramValues_t: banks with all, some, few or none of
+# their reserved rows left): XML <row_remapper_histogram><row_remapper_histogram_max>, text "Bank Remap Availability
+# Histogram" / "Max" (both "N bank(s)").
+REMAP_HISTOGRAM_SECTIONS = ("row_remapper_histogram", "bank_remap_availability_histogram")
+REMAP_HISTOGRAM_KEYS = ("max", "high", "partial", "low", "none")
 THROTTLE_SECTIONS = ("clocks_event_reasons", "clocks_throttle_reasons")
 THROTTLE_KEYS = ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "hw_thermal_slowdown",
                  "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting")
@@ -130,13 +145,12 @@ IGNORED = {
     "retired_pages": frozenset(),
     "ecc_mode": frozenset(),
     "mig_mode": frozenset(),
-    "remapped_rows": frozenset(("row_remapper_histogram", "bank_remap_availability_histogram",
+    "remapped_rows": frozenset(("row_remapper_histogram", "bank_remap_availability_histogram",  # read: banks
                                 "inactive_correctable_error", "inactive_uncorrectable_error",
                                 "remapped_row_corr_inactive", "remapped_row_unc_inactive")),
     "ecc_errors": frozenset(("volatile", "aggregate", "aggregate_uncorrectable_sram_sources",
                              "channel_repair_pending", "tpc_repair_pending", "unrepairable_memory")),
     "ecc_counters": frozenset(("sram_threshold_exceeded",)),
-    "fabric": frozenset(("cliqueid", "clique_id", "clusteruuid", "cluster_uuid", "health")),
 }
 # Sections whose every child must be known (a renamed field there would silently lose a fact).
 CHECKED_SECTIONS = frozenset(("temperature", "fb_memory_usage", "gpu_power_readings", "power_readings", "clocks",

@@ -19,7 +19,8 @@ import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_fields import (
-    CHECKED_SECTIONS, FIELDS, KNOWN, REMAPPED_ROWS, THROTTLE_ALIASES, THROTTLE_KEYS, THROTTLE_PREFIXES, THROTTLE_SECTIONS,
+    CHECKED_SECTIONS, FIELDS, KNOWN, REMAP_HISTOGRAM_KEYS, REMAP_HISTOGRAM_SECTIONS, REMAPPED_ROWS, THROTTLE_ALIASES,
+    THROTTLE_KEYS, THROTTLE_PREFIXES, THROTTLE_SECTIONS,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_tree import (
     TOOL, prepare, text_tree, warn_once, xml_tree,
@@ -209,7 +210,25 @@ def _remapped_rows(gpu_node, gpu, warn):
     for name, kind, alternatives in REMAPPED_ROWS:
         node = _first(section, alternatives)
         rows[name] = _value(node.value if node else None, kind, "remapped_rows." + name, gpu, warn)
+    rows["banks"] = _remap_histogram(_first(section, REMAP_HISTOGRAM_SECTIONS), gpu, warn)
     return rows
+
+
+def _remap_histogram(section, gpu, warn):
+    """``{max, high, partial, low, none}`` banks by remap availability, or ``None`` when not printed."""
+    if section is None or not section.children:
+        return None
+    banks = {}
+    for node in section.children:
+        key = node.key
+        for prefix in REMAP_HISTOGRAM_SECTIONS:
+            if key.startswith(prefix + "_"):
+                key = key[len(prefix) + 1:]
+        if key in REMAP_HISTOGRAM_KEYS:
+            banks[key] = _value(node.value, "num", "remapped_rows.banks." + key, gpu, warn)
+        else:
+            warn("nvidia-smi: unknown field %r in the bank remap availability histogram; please report" % node.label)
+    return dict((key, banks.get(key)) for key in REMAP_HISTOGRAM_KEYS)
 
 
 def _processes(gpu_node, gpu, warn):

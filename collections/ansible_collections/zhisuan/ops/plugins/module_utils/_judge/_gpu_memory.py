@@ -122,10 +122,31 @@ class MemoryChecks(GpuCheckBase):
                      message="%s has %s remapped for uncorrectable errors, more than %s: replace the GPU (RMA)"
                              % (label, plural(count, "row"), fmt(allowed)),
                      remedy="rma", evidence=evidence)
+        elif self._banks_exhausted(rows, limits, count, evidence):
+            return
         else:
             self.add("gpu.remap.uncorrectable", "pass", observed=count, expected=expected,
                      message="%s has %s remapped for uncorrectable errors" % (label, plural(count, "row")),
                      evidence=evidence)
+
+    def _banks_exhausted(self, rows, limits, count, evidence):
+        """Fail ``gpu.remap.uncorrectable`` (``rma``) when more banks than allowed have no reserved row left
+        (histogram "None"): the next uncorrectable error in such a bank cannot be remapped. True when it failed."""
+        banks = rows.get("banks") if isinstance(rows.get("banks"), dict) else {}
+        exhausted = banks.get("none")
+        allowed = limits["remap_banks_exhausted_max"]
+        if not isinstance(exhausted, int) or isinstance(exhausted, bool) or exhausted <= allowed:
+            return False
+        evidence += "; " + evidence_of(*(("remapped_rows.banks." + key, banks.get(key))
+                                         for key in ("max", "high", "partial", "low", "none")))
+        self.add("gpu.remap.uncorrectable", "fail", observed="%s with no spare row" % plural(exhausted, "bank"),
+                 expected="<= %s banks with no spare row" % fmt(allowed),
+                 message="%s has %s with no reserved row left (bank remap availability None; %s remapped for "
+                         "uncorrectable errors): the next uncorrectable error in such a bank cannot be remapped; "
+                         "drain the node and replace the GPU (RMA)" % (self.label, plural(exhausted, "bank"),
+                                                                       plural(count, "row")),
+                 remedy="rma", evidence=evidence)
+        return True
 
     def _repair_skip(self, absent):
         """The skip text of a memory-repair mechanism the GPU does not report, told from what it does report (never

@@ -29,7 +29,8 @@ def nic_summary(facts, profile, ctx):
 
 
 def rdma_rules(host, facts, ctx):
-    return None, _rdma.judge_rdma_ports(host, (facts or {}).get("ib"), expected=_net_expected(ctx))
+    return None, _rdma.judge_rdma_ports(host, (facts or {}).get("ib"), expected=_net_expected(ctx),
+                                        thresholds=getattr(ctx, "thresholds", None))
 
 
 def rdma_summary(facts, profile, ctx):

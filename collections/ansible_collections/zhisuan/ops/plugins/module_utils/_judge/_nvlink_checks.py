@@ -6,7 +6,8 @@
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
 """NVLink checks of one GPU: ``gpu.nvlink.links`` (links up vs the profile's count) and ``gpu.nvlink.speed``
-(each active link at the profile's per-link speed). ``gpu.judge_gpu`` runs them after the PCIe checks.
+(each active link at the profile's per-link speed), then ``gpu.fabric.state`` (``_fabric_health``). ``gpu.judge_gpu``
+runs them after the PCIe checks.
 
 Profile keys: ``nvlink.links`` and ``nvlink.speed_gbs_per_link`` (GB/s as ``nvidia-smi nvlink -s`` prints it);
 ``nvlink: null`` marks a PCIe model without NVLink. Facts: each GPU's ``nvlink`` and the host's ``nvlink_error``
@@ -15,6 +16,7 @@ Profile keys: ``nvlink.links`` and ``nvlink.speed_gbs_per_link`` (GB/s as ``nvid
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric_health import fabric_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, plural, profile_get
 
 NVLINK_CHECK_IDS = ("gpu.nvlink.links", "gpu.nvlink.speed")
@@ -83,52 +85,14 @@ def _not_applicable(ctx, profile, nvlink_error):
     return False
 
 
-def nvlink_checks(ctx, profile, nvlink_error=None):
+def nvlink_checks(ctx, profile, nvlink_error=None, fabric_peers=(0, 0)):
     """Add ``gpu.nvlink.links``, ``gpu.nvlink.speed`` and ``gpu.fabric.state`` to ``ctx`` (a
-    ``_gpu_checks.GpuChecks``)."""
+    ``_gpu_checks.GpuChecks``). ``fabric_peers``: (registered, reporting) counts of the node's other GPUs
+    (``_fabric_health.fabric_check``)."""
     if not _not_applicable(ctx, profile, nvlink_error):
         _links(ctx, profile)
         _speed(ctx, profile)
-    fabric_check(ctx)
-
-
-# Fabric states the driver prints ("Fabric" section of nvidia-smi -q) on NVSwitch systems.
-_FABRIC_DONE = "completed"
-_FABRIC_TRAINING = ("in progress", "not started")
-
-
-def fabric_check(ctx):
-    """``gpu.fabric.state``: on NVSwitch systems the fabric manager must have trained the GPU into the NVLink fabric
-    (State Completed, Status Success); skipped where the driver reports no fabric state (N/A: PCIe cards, boards
-    without NVSwitch, older drivers)."""
-    fabric = ctx.gpu.get("fabric") or {}
-    state, status = fabric.get("state"), fabric.get("status")
-    evidence = "fabric.state=%s, fabric.status=%s" % (state, status)
-    if state is None:
-        if "fabric.state" in ctx.unreadable:
-            ctx.missing("gpu.fabric.state", "fabric.state", "NVLink fabric state", expected="Completed / Success")
-        else:
-            ctx.add("gpu.fabric.state", "skip",
-                    message="%s: no NVLink fabric state is reported (N/A: no NVSwitch fabric, or a driver that "
-                            "predates it)" % ctx.label, evidence=evidence)
-        return
-    observed = "%s / %s" % (state, status)
-    if state.lower() == _FABRIC_DONE and (status or "").lower() == "success":
-        ctx.add("gpu.fabric.state", "pass", observed=observed, expected="Completed / Success",
-                message="%s joined the NVLink fabric (fabric manager training completed)" % ctx.label,
-                evidence=evidence)
-    elif state.lower() in _FABRIC_TRAINING:
-        ctx.add("gpu.fabric.state", "warn", observed=observed, expected="Completed / Success",
-                message="%s is not yet in the NVLink fabric (%s): the fabric manager is still training it or has not "
-                        "started; check `systemctl status nvidia-fabricmanager` and recheck in a minute"
-                        % (ctx.label, state),
-                remedy="investigate", evidence=evidence)
-    else:
-        ctx.add("gpu.fabric.state", "fail", observed=observed, expected="Completed / Success",
-                message="%s could not join the NVLink fabric (%s): NVLink jobs across GPUs will fail; check the "
-                        "nvidia-fabricmanager service and its log (/var/log/fabricmanager.log), then reset the "
-                        "GPUs or reboot the node" % (ctx.label, observed),
-                remedy="investigate", evidence=evidence)
+    fabric_check(ctx, profile, fabric_peers[0], fabric_peers[1])
 
 
 def _links(ctx, profile):

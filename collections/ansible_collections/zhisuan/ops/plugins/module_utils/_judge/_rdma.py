@@ -10,7 +10,8 @@
 Host checks first: ``rdma.device.present`` (a node expected to have HCAs that has none fails; a node not expected
 to have any skips), ``rdma.device.count``, ``rdma.device.readable`` (ibstat's ``ibpanic`` about a device it
 listed), ``rdma.firmware.version`` (one firmware per HCA model, and the expected one); then per port
-``rdma.port.state``, ``rdma.port.rate``, ``rdma.port.link_layer`` with the component ``mlx5_0 port 1``.
+``rdma.port.state``, ``rdma.port.rate``, ``rdma.port.link_layer`` with the component ``mlx5_0 port 1``; last, where
+the error counters were read twice (``net.ib.counters_delta``), one ``rdma.port.errors`` per port (``_ib_counters``).
 
 Expectations (``zhisuan_expected.net``): ``hcas`` (number of RDMA devices; 0 or absent: none expected unless
 devices are found), ``rate_gbps``, ``link_layer`` (``InfiniBand`` or ``Ethernet``), ``hca_fw``, ``rdma_devices``
@@ -20,6 +21,7 @@ devices are found), ``rate_gbps``, ``link_layer`` (``InfiniBand`` or ``Ethernet`
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_counters import port_error_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, shown, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, to_number, version_matches
 
@@ -63,8 +65,9 @@ def _port_order(item):
     return (0, int(number), "") if number.isascii() and number.isdigit() else (1, 0, number)
 
 
-def judge_rdma_ports(host, ib, expected=None):
+def judge_rdma_ports(host, ib, expected=None, thresholds=None):
     expected = expected or {}
+    counters_delta = mapping(ib).get("counters_delta")
     want_hcas = _number(expected, "hcas")
     if ib is None:
         return [make_check("rdma.device.present", host, "skip", component="RDMA",
@@ -116,6 +119,9 @@ def judge_rdma_ports(host, ib, expected=None):
             continue
         for number, port in sorted(device["ports"].items(), key=_port_order):
             checks.extend(_port(host, "%s port %s" % (name, number), port, expected))
+    wanted_set = set(wanted)
+    checks.extend(port_error_checks(host, dict((dev, ports) for dev, ports in mapping(counters_delta).items()
+                                               if dev in wanted_set), thresholds))
     return checks
 
 

@@ -17,11 +17,18 @@ still work with no profile. Thresholds a site may override (``thresholds``), wit
 ``temperature_margin_c``
     warn when the GPU is this close to its slowdown limit (default: the profile's ``temperature.gpu_warn_margin_c``,
     else 5).
+``temperature_peer_delta_c``
+    warn when a GPU runs this much hotter than the median of the node's other GPUs at the same load
+    (``gpu.temperature.peers``, ``_thermal_peers``; default: the profile's ``temperature.peer_delta_c``, else 15).
 ``ecc_volatile_uncorrected_max`` (0), ``ecc_aggregate_uncorrected_max`` (0)
     uncorrectable ECC errors allowed since the driver loaded / over the GPU's life.
 ``remapped_rows_uncorrectable_max`` (512)
     rows remapped for uncorrectable errors before the GPU is an RMA case (AzNHC and sichek use 512, shared/REFERENCE.md
     1d [V]).
+``remap_banks_exhausted_max`` (0)
+    DRAM banks allowed with no reserved row left (the bank remap availability histogram's "None"; NVML: "no reserved
+    rows available") before the GPU is an RMA case, reported by ``gpu.remap.uncorrectable`` (docs/gpu-facts.md,
+    "Row remapping policy").
 ``retired_pages_max`` (10)
     retired pages (single + double bit) allowed on pre-Ampere GPUs (GCM ``gpu_retired_pages`` default 10 [V]).
 ``power_over_limit_pct`` (5)
@@ -39,11 +46,15 @@ from __future__ import annotations
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric_health import registered
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import GpuChecks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import DEFAULTS as NVLINK_ERROR_LIMITS
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import nvlink_error_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._thermal_peers import DEFAULT_DELTA_C as PEER_DELTA_C
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._thermal_peers import peer_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._thermal_peers import readings as thermal_readings
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     clean_facts,
     compile_pattern,
@@ -58,9 +69,11 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
 
 DEFAULT_THRESHOLDS = {
     "temperature_margin_c": None,
+    "temperature_peer_delta_c": None,
     "ecc_volatile_uncorrected_max": 0,
     "ecc_aggregate_uncorrected_max": 0,
     "remapped_rows_uncorrectable_max": 512,
+    "remap_banks_exhausted_max": 0,
     "retired_pages_max": 10,
     "power_over_limit_pct": 5,
 }
@@ -85,6 +98,7 @@ GPU_CHECK_IDS = (
     "gpu.nvlink.speed",
     "gpu.fabric.state",
     "gpu.temperature.gpu",
+    "gpu.temperature.peers",
     "gpu.power.draw",
     "gpu.power.limit",
     "gpu.throttle.hw_slowdown",
@@ -160,9 +174,14 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
                                  expected.get("cuda_version"), "cuda_version"))
 
     model_rx, model_text = _model_matcher(expected, profile)
+    reporting = [gpu for gpu in gpus if isinstance(gpu, dict) and (gpu.get("fabric") or {}).get("state") is not None]
+    joined = sum(1 for gpu in reporting if registered(gpu))
+    temperatures = thermal_readings(gpus)
     for position, gpu in enumerate(gpus):
         if not isinstance(gpu, dict):
             continue
+        mine = any(item is gpu for item in reporting)
+        peers = (joined - (1 if mine and registered(gpu) else 0), len(reporting) - (1 if mine else 0))
         index = gpu.get("index")
         gpu_ctx = GpuChecks(host, gpu, "GPU %s" % (index if index is not None else position))
         gpu_ctx.model(model_rx, model_text)
@@ -171,9 +190,10 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
         gpu_ctx.remap(limits)
         gpu_ctx.retired_pages(limits)
         gpu_ctx.pcie(profile)
-        nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"))
+        nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"), peers)
         nvlink_error_checks(gpu_ctx, facts, limits)
         gpu_ctx.temperature(limits)
+        peer_check(gpu_ctx, position, temperatures, limits["temperature_peer_delta_c"])
         gpu_ctx.power(profile, limits)
         gpu_ctx.throttle()
         gpu_ctx.readout()
@@ -189,6 +209,10 @@ def _thresholds(profile, overrides):
         margin = profile_get(profile, "temperature", "gpu_warn_margin_c")
         limits["temperature_margin_c"] = (to_number(margin, "profile temperature.gpu_warn_margin_c")
                                           if margin is not None else DEFAULT_TEMPERATURE_MARGIN_C)
+    if limits["temperature_peer_delta_c"] is None:
+        delta = profile_get(profile, "temperature", "peer_delta_c")
+        limits["temperature_peer_delta_c"] = (to_number(delta, "profile temperature.peer_delta_c")
+                                              if delta is not None else PEER_DELTA_C)
     return limits
 
 

@@ -20,8 +20,8 @@ import os
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._net import (ecn, ethtool, ib, iblinkinfo, ibnetdiscover, iplink,
-                                                                       linkflap, lldp, qos)
+from ansible_collections.zhisuan.ops.plugins.module_utils._net import (ecn, ethtool, ib, ib_counters, iblinkinfo,
+                                                                       ibnetdiscover, iplink, linkflap, lldp, qos)
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import first_line, run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import to_int
 
@@ -248,8 +248,11 @@ def collect_net_facts(module):
             if reason:
                 interfaces[name]["errors"]["qos"] = reason
     window = params["counter_window"]
-    if window > 0 and any(value is not None for value in before.values()):
+    ib_before = ib_counters.read_counters(params["root"]) if window > 0 and params["ib_source"] != "none" else {}
+    if window > 0 and (ib_before or any(value is not None for value in before.values())):
         time.sleep(window)
+    ib_delta = ib_counters.counter_deltas(ib_before, ib_counters.read_counters(params["root"]), window,
+                                          warn=warn) if ib_before else None
     for name, first in before.items():
         if first is None or window <= 0:
             continue
@@ -264,9 +267,12 @@ def collect_net_facts(module):
     if log_text is not None:
         events = linkflap.parse_events(log_text)
         flaps = linkflap.count_flaps(events)
+    ib_facts = collect_ib(params, warn=warn)
+    if isinstance(ib_facts, dict) and ib_delta is not None:
+        ib_facts["counters_delta"] = ib_delta
     return {"net": {
         "interfaces": interfaces,
-        "ib": collect_ib(params, warn=warn),
+        "ib": ib_facts,
         "lldp": neighbors,
         "lldp_error": lldp_error,
         "link_flaps": flaps,
