@@ -93,6 +93,15 @@ def test_previous_run_is_the_latest_earlier_run_of_the_same_kind(sequence):
     assert history.previous_run([r3], r3) is None  # not itself
 
 
+def test_a_partial_run_is_never_the_run_compared_with(sequence):
+    r1, r2, r3, dummy_r4 = sequence
+    cut = copy.deepcopy(r2)
+    cut["run"].update(partial=True, partial_reason="the run was stopped (SIGTERM: a cancel, a timeout or a hang-up)")
+    # the cut run started after r1 and before r3: r3 is compared with r1, the last run that ran to its end
+    assert history.previous_run([r1, cut, r3], r3)["run"]["id"] == "r1"
+    assert history.previous_run([cut, r3], r3) is None
+
+
 def test_kpis_over_the_sequence(sequence):
     result = kpi.kpis(list(reversed(sequence)))  # order of the input does not matter
     assert (result["runs"], result["span_h"], result["hosts"]) == (4, 10.0, 3)

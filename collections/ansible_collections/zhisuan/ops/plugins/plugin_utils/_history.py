@@ -165,11 +165,13 @@ def load_history(history_dir, warn=None, slimmed=True, current=None):
 
 
 def previous_run(history, results):
-    """The latest run in ``history`` of the same kind as ``results`` that started before it (not itself)."""
+    """The latest run in ``history`` of the same kind as ``results`` that started before it (not itself) and ran to
+    its end: a partial run (``run.partial``: cut off by a signal, or every node failed) judged only some nodes, so
+    its missing failures would read as fixed; it is never the run compared with."""
     run = results.get("run") or {}
     key = run_key(results)
     earlier = [doc for doc in history
-               if (doc.get("run") or {}).get("kind") == run.get("kind")
+               if (doc.get("run") or {}).get("kind") == run.get("kind") and not (doc.get("run") or {}).get("partial")
                and (doc.get("run") or {}).get("id") != run.get("id") and run_key(doc) < key]
     return earlier[-1] if earlier else None
 
