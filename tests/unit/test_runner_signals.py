@@ -114,7 +114,8 @@ def _orphan_module(tmp_path, tools=1):
     """A module-like process whose stdout is a pipe we hold (as the worker or sshd holds it); it runs the tool, then
     tries another, and writes what each call raised to a file."""
     tool = tmp_path / "tool"
-    tool.write_text("#!/bin/sh\necho $$ > %s/tool.pid\nsleep 120 &\necho $! > %s/child.pid\nwait\n" % (tmp_path, tmp_path))
+    tool.write_text("#!/bin/sh\necho $$ > %s/tool.pid\nsleep 120 &\necho $! > %s/child.pid\nwait\n"
+                    % (tmp_path, tmp_path))
     tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
     code = "\n".join([
         "import os, sys",
