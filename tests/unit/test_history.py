@@ -93,6 +93,15 @@ def test_previous_run_is_the_latest_earlier_run_of_the_same_kind(sequence):
     assert history.previous_run([r3], r3) is None  # not itself
 
 
+def test_a_partial_run_is_never_the_run_compared_with(sequence):
+    r1, r2, r3, dummy_r4 = sequence
+    cut = copy.deepcopy(r2)
+    cut["run"].update(partial=True, partial_reason="the run was stopped (SIGTERM: a cancel, a timeout or a hang-up)")
+    # the cut run started after r1 and before r3: r3 is compared with r1, the last run that ran to its end
+    assert history.previous_run([r1, cut, r3], r3)["run"]["id"] == "r1"
+    assert history.previous_run([cut, r3], r3) is None
+
+
 def test_kpis_over_the_sequence(sequence):
     result = kpi.kpis(list(reversed(sequence)))  # order of the input does not matter
     assert (result["runs"], result["span_h"], result["hosts"]) == (4, 10.0, 3)
@@ -199,6 +208,32 @@ def test_store_and_load_history(tmp_path, sequence):
     plain = copy.deepcopy(odd)
     plain["run"]["id"] = "_x_y"
     assert history.entry_name(plain) == "_x_y.json"
+
+
+def test_each_kept_run_has_a_slim_index_entry_read_instead_of_the_run(tmp_path, sequence):
+    folder = tmp_path / "history"
+    for doc in sequence:
+        history.store_run(str(folder), doc)
+    assert sorted(p.name for p in (folder / "index").iterdir()) == ["r1.json", "r2.json", "r3.json", "r4.json"]
+    assert json.loads((folder / "index" / "r2.json").read_text()) == history.slim(sequence[1])
+    # the loader reads the entry, not the run: a mark put in the entry shows
+    entry = json.loads((folder / "index" / "r2.json").read_text())
+    entry["run"]["marked"] = True
+    (folder / "index" / "r2.json").write_text(json.dumps(entry))
+    loaded = history.load_history(str(folder))
+    assert [doc["run"].get("marked") for doc in loaded] == [None, True, None, None]
+    # a whole read (slimmed=False) still reads the run itself
+    assert "marked" not in history.load_history(str(folder), slimmed=False)[1]["run"]
+    # a run file newer than its entry (replaced by hand) is read itself; so is a run without an entry
+    run_file = folder / "r2.json"
+    os.utime(run_file, (os.stat(run_file).st_mtime + 10,) * 2)
+    (folder / "index" / "r3.json").unlink()
+    (folder / "index" / "r4.json").write_text("{")  # a damaged entry: the run is read
+    loaded = history.load_history(str(folder))
+    assert loaded == [history.slim(doc) for doc in sequence]
+    # storing the same run again writes its missing entry back
+    history.store_run(str(folder), sequence[2])
+    assert (folder / "index" / "r3.json").is_file()
 
 
 def test_store_run_error_names_the_folder(tmp_path, sequence):

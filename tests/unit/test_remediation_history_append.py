@@ -173,3 +173,25 @@ def test_a_history_that_cannot_be_read_is_empty_with_a_warning(tmp_path):
     assert warnings[0].endswith("; read as an empty history")
     with pytest.raises(OSError):
         history.append(str(tmp_path), [_record("r1", "acted")])
+
+
+def test_overlapping_runs_appending_at_once_keep_every_line_whole(tmp_path):
+    """Four processes (four overlapping runs) append 100 records each at once, each line larger than a pipe's atomic
+    write: the lock keeps every record a line of its own, in each run's order."""
+    code = "\n".join([
+        "import sys",
+        "sys.path[:0] = %r" % [p for p in sys.path if p],
+        "from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history",
+        "run = sys.argv[1]",
+        "for n in range(100):",
+        "    record = history.build('node%%02d' %% n, run, 'acted', entry=%r, message='x' * 8192)" % ENTRY,
+        "    history.append(%r, [record])" % str(tmp_path),
+    ])
+    procs = [subprocess.Popen([sys.executable, "-c", code, "run%d" % i]) for i in range(4)]
+    assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
+    warnings = []
+    records = history.read(str(tmp_path / history.FILE_NAME), warn=warnings.append, raw=True)
+    assert warnings == []
+    assert len(records) == 400
+    for i in range(4):
+        assert [r["node"] for r in records if r["run_id"] == "run%d" % i] == ["node%02d" % n for n in range(100)]

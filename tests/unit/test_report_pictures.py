@@ -230,7 +230,8 @@ def test_action_keeps_history_and_compares(tmp_path):
         folder.mkdir()
         (folder / "results.json").write_text(json.dumps(doc), encoding="utf-8")
         out = run_action({"src": str(folder / "results.json"), "template_dir": TEMPLATES, "history_dir": str(history_dir)})
-    assert sorted(os.listdir(history_dir)) == ["r1.json", "r2.json", "remediation.jsonl"]
+    assert sorted(os.listdir(history_dir)) == ["index", "r1.json", "r2.json", "remediation.jsonl"]
+    assert sorted(os.listdir(history_dir / "index")) == ["r1.json", "r2.json"]  # the slim index beside the runs
     assert out["history"] == {"dir": str(history_dir), "runs": 2, "kept": str(history_dir / "r2.json"),
                               "previous": {"id": "r1", "kind": "acceptance", "started": "2026-11-30T20:00:00+00:00"}}
     assert out["summary"]["changes"] == {"new": 1, "fixed": 1, "persisting": 3, "unchecked": 0}

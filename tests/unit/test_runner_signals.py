@@ -109,3 +109,66 @@ def test_an_ignored_sighup_stops_nothing(tmp_path):
     finally:
         proc.kill() if proc.poll() is None else None
         _reap(pids)
+
+
+# --- the controller gone: no signal, only the module's output closed (a cut run over SSH) ------------------------
+
+def _orphan_module(tmp_path, tools=1):
+    """A module-like process whose stdout is a pipe we hold (as the worker or sshd holds it); it runs the tool, then
+    tries another, and writes what each call raised to a file."""
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\necho $$ > %s/tool.pid\nsleep 120 &\necho $! > %s/child.pid\nwait\n"
+                    % (tmp_path, tmp_path))
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    code = "\n".join([
+        "import os, sys",
+        "sys.path.insert(0, %r)" % COLLECTIONS,
+        "from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, ControllerGone",
+        "seen = []",
+        "for dummy in range(%d):" % tools,
+        "    try:",
+        "        run([%r], timeout=60)" % str(tool),
+        "        seen.append('returned')",
+        "    except ControllerGone as exc:",
+        "        seen.append(str(exc))",
+        "open(%r, 'w').write('\\n'.join(seen))" % str(tmp_path / "seen"),
+    ])
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    assert _wait_for(lambda: (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text().strip()), \
+        proc.stderr.read() if proc.poll() is not None else "the tool did not start"
+    pids = [int((tmp_path / name).read_text()) for name in ("tool.pid", "child.pid")]
+    return proc, pids, read_end
+
+
+def test_a_module_whose_output_is_closed_stops_its_tool_and_starts_no_other(tmp_path):
+    proc, pids, read_end = _orphan_module(tmp_path, tools=2)
+    try:
+        time.sleep(1.0)
+        assert all(_running(pid) for pid in pids)  # a reader there: the tool runs on
+        os.close(read_end)  # the worker, or the SSH session, is gone
+        proc.wait(timeout=20)
+        assert proc.returncode == 0, proc.stderr.read()
+        assert _wait_for(lambda: not any(_running(pid) for pid in pids)), "tool processes left running: %s" % pids
+        seen = (tmp_path / "seen").read_text().splitlines()
+        assert len(seen) == 2
+        assert seen[0].startswith("tool: stopped (process group killed): nothing reads this module's output any more")
+        assert seen[1].startswith("tool: not started: nothing reads this module's output any more")
+    finally:
+        _reap(pids)
+
+
+def test_a_module_writing_to_a_file_is_never_taken_for_orphaned(tmp_path):
+    from ansible_collections.zhisuan.ops.plugins.module_utils._runner import controller_gone
+
+    with open(tmp_path / "out", "w") as handle:
+        assert controller_gone(handle.fileno()) is False
+    read_end, write_end = os.pipe()
+    try:
+        assert controller_gone(write_end) is False
+        os.close(read_end)
+        assert controller_gone(write_end) is True
+    finally:
+        os.close(write_end)
+    assert controller_gone(write_end) is False  # a closed descriptor is not a reader gone

@@ -17,6 +17,10 @@
 * a tool stops with its module: SIGINT, SIGTERM or SIGHUP reaching the module (Ansible's worker passes its own signal
   to its process group; a dropped SSH session hangs up) kills the process group of every tool still running, which
   runs in a session of its own and would run on after the module (``guard_signals``);
+* a tool stops with its controller: no signal crosses SSH (a cut run kills its ssh client, a ControlPersist master
+  and the node's sshd live on, and sshd only closes the session's pipes), so while a tool runs the module watches
+  its own stdout; once nothing reads it (the worker or the SSH session is gone) every running tool's process group
+  is killed and no further tool starts in this module run (``controller_gone``, ``ControllerGone``);
 * one truncation rule for a tool's output kept in an error or a result (``clip``), one first-line rule for a short
   reason (``first_line``), and one constructor for a failed run (``tool_failed``): call sites build neither by hand.
 """
@@ -24,9 +28,11 @@
 from __future__ import annotations
 
 import os
+import select
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -225,8 +231,10 @@ def read_saved(path, tool, what="saved output", error=ToolNotFound):
 def _read(proc, data, timeout, limit, on_line):
     """stdout and stderr of ``proc`` as bytes, read as they come until both close, then the exit waited for; raises
     subprocess.TimeoutExpired past ``timeout`` and _OverLimit past ``limit`` bytes held. With ``on_line``, stdout's
-    complete lines go to it as they arrive (only a partial line is held) and stdout returns its first bytes."""
+    complete lines go to it as they arrive (only a partial line is held) and stdout returns its first bytes. Every
+    ``WATCH_S`` it looks at the module's stdout and raises _Gone when nothing reads it any more."""
     deadline = time.monotonic() + timeout
+    watch = time.monotonic() + WATCH_S
     if data is not None:
         writer = threading.Thread(target=_feed, args=(proc.stdin, data))
         writer.daemon = True
@@ -239,10 +247,15 @@ def _read(proc, data, timeout, limit, on_line):
         for fd in held:
             selector.register(fd, selectors.EVENT_READ)
         while selector.get_map():
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise subprocess.TimeoutExpired(proc.args, timeout)
-            for key, _event in selector.select(remaining):
+            if now >= watch:
+                if controller_gone():
+                    raise _Gone()
+                watch = now + WATCH_S
+            for key, _event in selector.select(min(remaining, max(watch - now, 0.01))):
                 chunk = os.read(key.fd, _CHUNK)
                 if not chunk:
                     selector.unregister(key.fd)
@@ -317,6 +330,54 @@ def guard_signals():
         signal.signal(signum, _stop_tools)
 
 
+# --- a tool stops with its controller (the module's output closed) --------------------------------------------
+# seconds between two looks at the module's stdout while a tool runs
+WATCH_S = 0.5
+# set once the module's stdout was found without a reader: no tool starts after that
+_ORPHANED = []
+
+
+class ControllerGone(ToolFailed):
+    """The module's output has no reader any more: the run that started it was cut off (its worker or its SSH
+    session is gone); the tool was stopped, or not started."""
+
+
+def controller_gone(fd=1):
+    """Whether ``fd`` (the module's stdout: a pipe to Ansible's worker, or to sshd over SSH) lost its reader. Only a
+    pipe or a socket can; a file, a terminal or a closed descriptor never counts as gone."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)
+    try:
+        events = poller.poll(0)
+    except OSError:
+        return False
+    return any(event & (select.POLLERR | select.POLLHUP) for _fd, event in events)
+
+
+def _orphaned(tool, argv, started):
+    """Kill every running tool's process group and return the error of ``tool`` (``started``: it was running)."""
+    if not _ORPHANED:
+        _ORPHANED.append(True)
+    for pgid in list(_RUNNING):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    what = "stopped (process group killed)" if started else "not started"
+    return ControllerGone(tool, "%s: nothing reads this module's output any more (the run was cut off; over SSH no "
+                                "signal reaches the node)" % what, cmd=argv)
+
+
+class _Gone(Exception):
+    pass
+
+
 def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=None, cwd=None, max_output=None,
         on_line=None):
     """Run ``argv`` (a list, never a shell string) and return a CmdResult.
@@ -341,6 +402,8 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
     child_env["LANG"] = "C"
     child_env["LC_ALL"] = "C"
     guard_signals()
+    if _ORPHANED:
+        raise _orphaned(tool, argv, False)
     try:
         proc = subprocess.Popen(
             argv,
@@ -358,6 +421,9 @@ def run(argv, timeout=DEFAULT_TIMEOUT, tool=None, ok_rcs=(0,), data=None, env=No
     limit = output_limit(tool, max_output)
     try:
         out, err = _read(proc, data.encode("utf-8") if data is not None else None, timeout, limit, on_line)
+    except _Gone:
+        _kill_group(proc)
+        raise _orphaned(tool, argv, True)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise ToolTimeout(tool, "timed out after %s s (process group killed)" % timeout, cmd=argv)

@@ -8,7 +8,8 @@
 """Run history: every run's results.json kept in one folder, a run compared with the previous run of its kind
 (new, fixed, persisting failures) and with the fleet's own distribution (a node well below its peers).
 
-``store_run`` and ``load_history`` do the file work; everything else is a pure function of results documents.
+``store_run`` and ``load_history`` do the file work (each kept run has a slim index entry beside it, which the
+history's readers load instead of the whole run); everything else is a pure function of results documents.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ MIN_PEERS = 3
 FLEET_METRICS = (
     ("burn", "gflops_median", "burn Gflop/s (median GPU)"),
 )
+
+
+# the slim index beside the kept runs: <history_dir>/index/<entry name>, the ``slim`` form of each run (well under
+# 1 MiB for 1,000 hosts), read instead of the run itself, so a long history costs little to load
+INDEX_DIR = "index"
 
 
 class HistoryError(Exception):
@@ -60,9 +66,32 @@ def entry_name(results):
     return safe_name(run_id, default="run") + ".json"
 
 
+def index_path(history_dir, name):
+    """The slim index entry of the kept run file ``name``."""
+    return os.path.join(history_dir, INDEX_DIR, name)
+
+
+def _write_index(history_dir, results):
+    """Write the slim index entry of ``results`` (compact JSON, atomically)."""
+    os.makedirs(os.path.join(history_dir, INDEX_DIR), exist_ok=True)
+    text = json.dumps(slim(results), separators=(",", ":"), sort_keys=True, default=str) + "\n"
+    atomic_write(index_path(history_dir, entry_name(results)), text)
+
+
 def store_run(history_dir, results, src=None):
-    """Keep ``results`` as ``<history_dir>/<run id>.json``. Returns (path, changed); a run kept with the same
-    content is left alone. With ``src`` (the file ``results`` was read from), its bytes are kept as they are."""
+    """Keep ``results`` as ``<history_dir>/<run id>.json`` and its slim form as ``<history_dir>/index/<run id>.json``.
+    Returns (path, changed); a run kept with the same content is left alone (its index entry written if missing).
+    With ``src`` (the file ``results`` was read from), its bytes are kept as they are."""
+    path, changed = _store_run(history_dir, results, src)
+    try:
+        if changed or not os.path.isfile(index_path(history_dir, os.path.basename(path))):
+            _write_index(history_dir, results)
+    except OSError as exc:
+        raise HistoryError("zhisuan.ops.report: cannot write the history index in %s: %s" % (history_dir, exc))
+    return path, changed
+
+
+def _store_run(history_dir, results, src=None):
     path = os.path.join(history_dir, entry_name(results))
     try:
         os.makedirs(history_dir, exist_ok=True)
@@ -134,10 +163,31 @@ def slim(results):
     return {"schema": results.get("schema"), "run": dict(results.get("run") or {}), "hosts": hosts, "cluster": cluster}
 
 
+def _read_json(path):
+    with open(path, "r", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _indexed(history_dir, name, path):
+    """The slim index entry of the run file ``name`` when it is there and not older than the run file, else None."""
+    entry = index_path(history_dir, name)
+    try:
+        if os.stat(entry).st_mtime < os.stat(path).st_mtime:
+            return None  # the run file was replaced after its entry was written: read the run itself
+        data = _read_json(entry)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(data, dict) and isinstance(data.get("run"), dict) and isinstance(data.get("hosts"), dict):
+        return data
+    return None
+
+
 def load_history(history_dir, warn=None, slimmed=True, current=None):
     """Every results document in ``history_dir`` (``*.json``), oldest first, each ``slim``-med unless ``slimmed`` is
-    false. Unreadable files are skipped with a warning; a missing folder is an empty history. ``current`` (a run in
-    memory, just kept there) is taken as it is instead of reading its file back."""
+    false. A slim read takes each run's index entry (``index/<name>``, written by ``store_run``) when it is there and
+    not older than the run, so only the small form is read; a run without one (kept by hand, or before the index) is
+    read whole and slimmed. Unreadable files are skipped with a warning; a missing folder is an empty history.
+    ``current`` (a run in memory, just kept there) is taken as it is instead of reading its file back."""
     if not os.path.isdir(history_dir):
         return []
     runs = []
@@ -148,9 +198,15 @@ def load_history(history_dir, warn=None, slimmed=True, current=None):
         if not name.endswith(".json") or name.startswith(".") or name == skip:
             continue
         path = os.path.join(history_dir, name)
+        if not os.path.isfile(path):
+            continue
+        if slimmed:
+            indexed = _indexed(history_dir, name, path)
+            if indexed is not None:
+                runs.append(indexed)
+                continue
         try:
-            with open(path, "r", encoding="utf-8") as handle:
-                data = json.load(handle)
+            data = _read_json(path)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             if warn:
                 warn("zhisuan.ops.report: history file %s skipped: %s" % (path, exc))
@@ -165,11 +221,13 @@ def load_history(history_dir, warn=None, slimmed=True, current=None):
 
 
 def previous_run(history, results):
-    """The latest run in ``history`` of the same kind as ``results`` that started before it (not itself)."""
+    """The latest run in ``history`` of the same kind as ``results`` that started before it (not itself) and ran to
+    its end: a partial run (``run.partial``: cut off by a signal, or every node failed) judged only some nodes, so
+    its missing failures would read as fixed; it is never the run compared with."""
     run = results.get("run") or {}
     key = run_key(results)
     earlier = [doc for doc in history
-               if (doc.get("run") or {}).get("kind") == run.get("kind")
+               if (doc.get("run") or {}).get("kind") == run.get("kind") and not (doc.get("run") or {}).get("partial")
                and (doc.get("run") or {}).get("id") != run.get("id") and run_key(doc) < key]
     return earlier[-1] if earlier else None
 
