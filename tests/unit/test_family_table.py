@@ -43,12 +43,13 @@ def test_the_table_is_consistent():
 
 
 def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
-    """What each list was before it was derived (commit d383d8af): the table must give the same."""
+    """What each list was before it was derived (commit d383d8af), with the drive family added since: the table
+    must give the same."""
     from ansible_collections.zhisuan.ops.plugins.action import check as check_action
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _families, _judging, _kpi, _preflight
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_i18n, _report_values
 
-    node = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning")
+    node = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning", "drive")
     assert _node_collect.ORDER == node and check_action.ORDER == node
     assert check_action.NODE_FAMILIES == {
         "gpu": "Judge GPU facts on the controller",
@@ -57,6 +58,7 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
         "dcgm": "Judge the diagnostics",
         "dcgm_health": "Judge the health watches",
         "tuning": "Judge the tuning",
+        "drive": "Judge the drive health",
     }
     assert check_action.JUDGE_OPTIONS == ("profile", "profile_overrides", "profiles_dir", "expected", "thresholds",
                                           "xid_catalog_overrides")
@@ -65,13 +67,14 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
         "acceptance": ("gpu", "xid", "dcgm", "nic", "rdma", "cabling", "nccl", "storage", "k8s", "slurm"),
         "burnin": ("gpu", "burn"),
         "diagnose": ("gpu", "xid", "dcgm", "burn", "job"),
-        "inspect": ("gpu", "xid", "dcgm", "tuning", "k8s", "slurm"),
+        "inspect": ("gpu", "xid", "dcgm", "tuning", "drive", "k8s", "slurm"),
         "remediate": ("gpu", "xid"),
     }
-    assert _families.OPT_IN == {"acceptance": ("k8s", "slurm"), "inspect": ("k8s", "slurm"), "diagnose": ("job",)}
+    assert _families.OPT_IN == {"acceptance": ("k8s", "slurm"), "inspect": ("drive", "k8s", "slurm"),
+                                "diagnose": ("job",)}
     assert _preflight.THRESHOLD_KEYS == frozenset((
         "gpu", "xid", "dcgm", "burn", "bmc", "baseline", "tuning", "net", "rdma", "nccl", "storage", "fleet", "k8s",
-        "job"))
+        "job", "drive"))
     assert _report_values.FAMILY_ORDER == ("bmc", "baseline", "tuning", "gpu", "xid", "dcgm", "burn", "cabling",
                                            "nic", "rdma", "nccl", "storage")
     assert table.labels() == dict((name, name) for name in (
@@ -97,6 +100,7 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
         "nic": ("nic", "ethtool", "net", ("ethtool", "ethtool"), (dict,)),
         "rdma_ports": ("rdma", "ibstat", "net", ("ibstat", "ibstat"), (dict,)),
         "cabling": ("cabling", "lldpctl", "net", ("lldpctl", "lldpctl"), (dict,)),
+        "drive": ("drive", "smartctl", "drive", ("smartctl", "smartctl"), (dict,)),
     }
     assert _preflight.KNOWN_TOOLS >= table.tool_keys()
 

@@ -63,6 +63,9 @@ def collector(name):
     if name == "tuning":
         from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import HOST_INFO_ARGSPEC, collect_host_facts
         return Collector(name, HOST_INFO_ARGSPEC, collect_host_facts)
+    if name == "drive":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._storage.drive_collect import DRIVE_ARGSPEC, collect_drives
+        return Collector(name, DRIVE_ARGSPEC, collect_drives)
     raise KeyError(name)
 
 

@@ -30,6 +30,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _firmwar
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning as tuning_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as dcgm_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import drive as drive_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import nccl as nccl_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as xid_rules
@@ -207,6 +208,8 @@ ADAPTERS = {
     "dcgm": (_dcgm_diag_rules, _facts_only(dcgm_rules.summarize_dcgm_diag)),
     "dcgm_health": (_dcgm_health_rules, _facts_only(dcgm_rules.summarize_dcgm_health)),
     "tuning": (_tuning_rules, lambda facts, profile, ctx: tuning_rules.summarize_tuning(facts)),
+    "drive": (lambda host, facts, ctx: (None, drive_rules.judge_drive(host, facts, ctx.thresholds)),
+              _facts_only(drive_rules.summarize_drive)),
     "burn": (_burn_rules, _facts_only(burn_rules.summarize_burn)),
     "burn_stability": (_stability_rules, _stability_summary),
     "bmc": (_bmc_rules, _bmc_summary),

@@ -111,6 +111,8 @@ FAMILIES = (
     Family("burn", "node", runs=(_BURNIN, _DIAGNOSE), thresholds="burn", report_order=6, label="burn",
            names_gpus=True),
     Family("tuning", "node", runs=(_DELIVERY, _INSPECT), thresholds="tuning", report_order=2, label="tuning"),
+    # opt-in in inspections: a node without smartctl would otherwise turn every inspection's verdict
+    Family("drive", "node", runs=(_INSPECT,), opt_in=(_INSPECT,), thresholds="drive"),
     Family("baseline", "controller", runs=(_DELIVERY,), thresholds="baseline", report_order=1, label="baseline"),
     Family("nic", "node", runs=(_ACCEPTANCE,), thresholds="net", report_order=8, label="nic"),
     Family("rdma", "cluster", runs=(_ACCEPTANCE,), thresholds="rdma", report_order=9, label="rdma"),
@@ -213,6 +215,19 @@ PARTS = (
          judge={
              "expected": (("check_tuning_expected", "zhisuan_expected"), {}),
              "thresholds": (("check_tuning_thresholds", ("zhisuan_thresholds", "tuning")), {}),
+         }),
+    # every NVMe drive's SMART / Health log (smartctl -j -a): critical warning, media errors, wear, spare, temperature
+    Part("drive", "drive", "smartctl", "drive", node=True, module="zhisuan.ops.node_collect",
+         judge_step="Judge the drive health",
+         collect={
+             "smartctl_path": _tool("check_drive_smartctl", "smartctl", "smartctl"),
+             "devices": (("check_drive_devices", "zhisuan_drive_devices"), []),
+             "root": (("check_drive_root", "zhisuan_host_root"), "/"),
+             "timeout": (("check_drive_timeout",), 60, "int"),
+             "max_output": _cap("check_drive_max_output", "smartctl"),
+         },
+         judge={
+             "thresholds": (("check_drive_thresholds", ("zhisuan_thresholds", "drive")), {}),
          }),
     # judged on the controller from what their own roles collect
     Part("burn", "burn", "gpu_burn", "burn"),
