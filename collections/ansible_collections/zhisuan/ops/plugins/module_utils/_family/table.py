@@ -190,8 +190,9 @@ PARTS = (
          judge={
              "thresholds": (("check_dcgm_thresholds", ("zhisuan_thresholds", "dcgm")), {}),
          }),
-    Part("dcgm_health", "dcgm", "dcgmi", "dcgm_health", collect_id=("dcgmi_health", "dcgmi health"), node=True,
-         module="zhisuan.ops.dcgm_health", judge_step="Judge the health watches", switch=("check_dcgm_health", True),
+    Part("dcgm_health", "dcgm", "dcgmi", "dcgm_health", node=True, module="zhisuan.ops.dcgm_health",
+         collect_id=("dcgmi_health", "dcgmi health"), judge_step="Judge the health watches",
+         switch=("check_dcgm_health", True),
          collect={
              "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
              "timeout": (("check_node_dcgm_health_timeout", "check_dcgm_health_timeout"), 60, "int"),
