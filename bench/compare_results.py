@@ -6,17 +6,30 @@ before for the existing families").
 
 Compared: the run's kind, families and host count; per host its status and every check's id, status, remedy,
 component, message, observed and expected (the value); the cluster's checks; the summary's counts; the hosts' facts
-without their timings. Checks of an ``--ignore-family`` (a family added since BEFORE) are left out of AFTER.
+without their timings, with times, run folders and lab paths replaced by placeholders (the lab's kernel log times
+are fixed when the lab starts; a diagnosis's evidence folder is the run's). Checks of an ``--ignore-family`` (a
+family added since BEFORE) are left out of AFTER.
 Prints each difference and exits 1 when there is one.
 """
 
 import argparse
 import json
+import re
 import sys
 
 FIELDS = ("id", "status", "remedy", "component", "message", "observed", "expected")
 # what changes from run to run by itself
 VOLATILE_FACTS = ("timing",)
+# in the facts' text: the lab's kernel log times (fixed when the lab starts), the run's folder and the checkout's path
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?")
+_RUN_DIR = re.compile(r"\S*/reports/out/[^/\s]+")
+_CHECKOUT = re.compile(r"\S*/lab/run/")
+
+
+def _normal(value):
+    """``value`` with times, run folders and checkout paths replaced by placeholders."""
+    text = json.dumps(value, sort_keys=True)
+    return _CHECKOUT.sub("<lab>/", _RUN_DIR.sub("<run>", _TIME.sub("<time>", text)))
 
 
 def _family(check):
@@ -29,7 +42,7 @@ def _checks(checks, ignored):
 
 
 def _facts(facts, ignored):
-    return dict((key, value) for key, value in (facts or {}).items()
+    return dict((key, _normal(value)) for key, value in (facts or {}).items()
                 if key not in VOLATILE_FACTS and key not in ignored)
 
 
@@ -58,7 +71,8 @@ def compare(before, after, ignored=()):
             out.extend("  + %s" % "|".join(row) for row in extra[:5])
         if _facts(one.get("facts"), ()) != _facts(two.get("facts"), ignored):
             keys = sorted(set(_facts(one.get("facts"), ())) | set(_facts(two.get("facts"), ignored)))
-            changed = [key for key in keys if (one.get("facts") or {}).get(key) != (two.get("facts") or {}).get(key)]
+            old, new = _facts(one.get("facts"), ()), _facts(two.get("facts"), ignored)
+            changed = [key for key in keys if old.get(key) != new.get(key)]
             out.append("%s: facts differ: %s" % (host, ", ".join(changed)))
     if _checks(before["cluster"].get("checks") or [], ()) != _checks(after["cluster"].get("checks") or [], ignored):
         out.append("cluster: checks differ")
