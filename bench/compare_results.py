@@ -6,9 +6,9 @@ before for the existing families").
 
 Compared: the run's kind, families and host count; per host its status and every check's id, status, remedy,
 component, message, observed and expected (the value); the cluster's checks; the summary's counts; the hosts' facts
-without their timings, with times, run folders and lab paths replaced by placeholders (the lab's kernel log times
-are fixed when the lab starts; a diagnosis's evidence folder is the run's). Checks of an ``--ignore-family`` (a
-family added since BEFORE) are left out of AFTER.
+without their timings. Times, run folders, lab paths and the lab BMCs' ports are placeholders (the lab's kernel log
+times and a BMC log's "since" are fixed when the lab starts; a diagnosis's evidence folder is the run's). Checks of
+an ``--ignore-family`` (a family added since BEFORE) are left out of AFTER.
 Prints each difference and exits 1 when there is one.
 """
 
@@ -24,12 +24,15 @@ VOLATILE_FACTS = ("timing",)
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?")
 _RUN_DIR = re.compile(r"\S*/reports/out/[^/\s]+")
 _CHECKOUT = re.compile(r"\S*/lab/run/")
+# the lab's BMCs listen on ports chosen when it starts
+_LAB_PORT = re.compile(r"127\.0\.0\.1:\d+")
 
 
 def _normal(value):
     """``value`` with times, run folders and checkout paths replaced by placeholders."""
     text = json.dumps(value, sort_keys=True)
-    return _CHECKOUT.sub("<lab>/", _RUN_DIR.sub("<run>", _TIME.sub("<time>", text)))
+    text = _CHECKOUT.sub("<lab>/", _RUN_DIR.sub("<run>", _TIME.sub("<time>", text)))
+    return _LAB_PORT.sub("127.0.0.1:<port>", text)
 
 
 def _family(check):
@@ -37,8 +40,7 @@ def _family(check):
 
 
 def _checks(checks, ignored):
-    return [tuple(json.dumps(check.get(field), sort_keys=True) for field in FIELDS) for check in checks
-            if _family(check) not in ignored]
+    return [tuple(_normal(check.get(field)) for field in FIELDS) for check in checks if _family(check) not in ignored]
 
 
 def _facts(facts, ignored):
