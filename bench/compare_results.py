@@ -2,7 +2,7 @@
 """Compare two results.json files check by check, ignoring times and run ids (issue 29: "the same results.json as
 before for the existing families").
 
-    .venv/bin/python bench/compare_results.py BEFORE.json AFTER.json [--ignore-family drive]
+    .venv/bin/python bench/compare_results.py BEFORE.json AFTER.json [--ignore-family drive] [--measured storage]
 
 Compared: the run's kind, families and host count; per host its status and every check's id, status, remedy,
 component, message, observed and expected (the value); the cluster's checks; the summary's counts; the hosts' facts
@@ -39,13 +39,19 @@ def _family(check):
     return str(check.get("id", "")).split(".", 1)[0]
 
 
+# what a check of a measured family (fio on the machine the lab runs on) is compared by: not its measured value
+MEASURED_FIELDS = ("id", "status", "remedy", "component")
+_MEASURED = set()
+
+
 def _checks(checks, ignored):
-    return [tuple(_normal(check.get(field)) for field in FIELDS) for check in checks if _family(check) not in ignored]
+    return [tuple(_normal(check.get(field)) for field in (MEASURED_FIELDS if _family(check) in _MEASURED else FIELDS))
+            for check in checks if _family(check) not in ignored]
 
 
 def _facts(facts, ignored):
     return dict((key, _normal(value)) for key, value in (facts or {}).items()
-                if key not in VOLATILE_FACTS and key not in ignored)
+                if key not in VOLATILE_FACTS and key not in ignored and key not in _MEASURED)
 
 
 def compare(before, after, ignored=()):
@@ -78,7 +84,7 @@ def compare(before, after, ignored=()):
             out.append("%s: facts differ: %s" % (host, ", ".join(changed)))
     if _checks(before["cluster"].get("checks") or [], ()) != _checks(after["cluster"].get("checks") or [], ignored):
         out.append("cluster: checks differ")
-    if not ignored and before.get("summary") != after.get("summary"):
+    if not ignored and before.get("summary") != after.get("summary"):  # the counts of every status
         out.append("summary: %r != %r" % (before.get("summary"), after.get("summary")))
     return out
 
@@ -88,7 +94,11 @@ def main(argv=None):
     parser.add_argument("before")
     parser.add_argument("after")
     parser.add_argument("--ignore-family", action="append", default=[])
+    parser.add_argument("--measured", action="append", default=[],
+                        help="a family measured for real on each run (storage: fio): its checks compared by id, "
+                             "status, remedy and component, its facts left out")
     args = parser.parse_args(argv)
+    _MEASURED.update(args.measured)
     with open(args.before) as handle:
         before = json.load(handle)
     with open(args.after) as handle:
