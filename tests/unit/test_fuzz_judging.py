@@ -21,6 +21,7 @@ from test_fuzz_net import NET_FACTS, NIC_EXPECTED, STORAGE_FACTS
 from test_fuzz_redfish import DOCUMENTS, read_everything
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvbandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._storage import smartctl
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
 
 pytestmark = pytest.mark.fuzz
@@ -46,6 +47,8 @@ CASES = {
     "cabling": (NET_FACTS, {}),
     "bmc": (BMC["facts"], {"expected": {"gpu_count": 8, "psu_count": 2}, "context": {"log": BMC["log"]}}),
     "baseline": (BMC["firmware"], {"context": {"baseline": {"bmc": "24.03", "bios": ["1.0"]}}}),
+    "drive": ({"devices": ["/dev/nvme0"], "errors": [], "drives": [smartctl.parse_drive(fixture_text(
+        "smartctl/nvme-null-SAMSUNG_MZWLL3T2HAJQ-00005-nvme0.json"), device="/dev/nvme0")]}, {}),
 }
 
 

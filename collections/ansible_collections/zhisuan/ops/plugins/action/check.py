@@ -10,6 +10,7 @@ import time
 from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, family_options, node_selection
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
@@ -20,19 +21,12 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     node_record,
 )
 
-# family -> what its judgement is called: the names the per-family roles gave their tasks, so that a failure reads as
-# it did there.
-NODE_FAMILIES = {
-    "gpu": "Judge GPU facts on the controller",
-    "gpu_bandwidth": "Judge the bandwidth against the profile's floors",
-    "xid": "Judge the XID events",
-    "dcgm": "Judge the diagnostics",
-    "dcgm_health": "Judge the health watches",
-    "tuning": "Judge the tuning",
-}
+# part -> what its judgement is called: the names the per-family roles gave their tasks, so that a failure reads as
+# it did there (the family table's judge steps)
+NODE_FAMILIES = dict((part.name, part.judge_step) for part in table.NODE_PARTS)
 # the GPU facts name GPUs for the others, so gpu is collected (zhisuan.ops.node_collect) and judged first
-ORDER = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning")
-JUDGE_OPTIONS = ("profile", "profile_overrides", "profiles_dir", "expected", "thresholds", "xid_catalog_overrides")
+ORDER = table.NODE_ORDER
+JUDGE_OPTIONS = table.JUDGE_OPTIONS
 
 # the profiles and the Xid catalog, read once in the main process and inherited by every forked worker
 warm_caches()
@@ -118,11 +112,11 @@ class ActionModule(ActionBase):
             nothing = {"failed": True, "msg": "zhisuan.ops.node_collect returned nothing for %s" % name}
             collected = dict(collected_all.get(name) or nothing)
             collected.pop("invocation", None)
-            if name == "gpu":
-                gpu_facts = collected.get("gpu") or None
-                facts["check_gpu_facts"] = collected.get("gpu") or {}
-            elif name == "tuning":
-                facts["check_tuning_host"] = collected.get("host") or {}
+            part = table.PART_BY_NAME[name]
+            if part.gpu_facts:
+                gpu_facts = collected.get(part.facts_key) or None
+            if part.host_fact:
+                facts[part.host_fact] = collected.get(part.facts_key) or {}
             if name not in keep:
                 continue
             options = dict((key, value) for key, value in (judge.get(name) or {}).items()

@@ -19,47 +19,53 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import TOOL_ARGSPEC, apply_output_limit, check_timeout, failure_fields
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table
 
 
 class Collector(object):
-    """One family: the module it stands for, that module's options and collect function, and whether it may run in
-    check mode."""
+    """One node part: the module it stands for and whether it may run in check mode (the family table's), that
+    module's options and its collect function."""
 
-    def __init__(self, module, argspec, collect, check_mode=True):
-        self.module = module
+    def __init__(self, name, argspec, collect):
+        part = table.PART_BY_NAME[name]
+        self.module = part.module
         self.argspec = dict(copy.deepcopy(TOOL_ARGSPEC), **copy.deepcopy(argspec))
         self.collect = collect
-        self.check_mode = check_mode
+        self.check_mode = part.check_mode
 
 
-# In the order they run: the GPU facts first, the others name GPUs with them on the controller.
-ORDER = ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning")
+# In the order they run (the family table's): the GPU facts first, the others name GPUs with them on the controller.
+ORDER = table.NODE_ORDER
 
 
 def collector(name):
-    """The family's collector. Its code is imported only when a run asks for the family: a node checked for gpu, xid
-    and dcgm never loads the tuning or bandwidth collectors (the module's payload carries them all)."""
+    """The part's collector. Its code is imported only when a run asks for the part: a node checked for gpu, xid
+    and dcgm never loads the tuning or bandwidth collectors (the module's payload carries them all). One branch per
+    node part of the family table (tests/unit/test_family_table.py holds them to it)."""
     if name == "gpu":
         from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import GPU_INFO_ARGSPEC, collect_gpu_facts
-        return Collector("zhisuan.ops.gpu_info", GPU_INFO_ARGSPEC, collect_gpu_facts)
+        return Collector(name, GPU_INFO_ARGSPEC, collect_gpu_facts)
     if name == "gpu_bandwidth":
         from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.bandwidth_collect import (
             GPU_BANDWIDTH_ARGSPEC,
             collect_bandwidth,
         )
-        return Collector("zhisuan.ops.gpu_bandwidth", GPU_BANDWIDTH_ARGSPEC, collect_bandwidth)
+        return Collector(name, GPU_BANDWIDTH_ARGSPEC, collect_bandwidth)
     if name == "xid":
         from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid_collect import XID_INFO_ARGSPEC, collect_xid_facts
-        return Collector("zhisuan.ops.xid_info", XID_INFO_ARGSPEC, collect_xid_facts)
+        return Collector(name, XID_INFO_ARGSPEC, collect_xid_facts)
     if name == "dcgm":
         from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import DCGM_DIAG_ARGSPEC, collect_dcgm_diag
-        return Collector("zhisuan.ops.dcgm_diag", DCGM_DIAG_ARGSPEC, collect_dcgm_diag, check_mode=False)
+        return Collector(name, DCGM_DIAG_ARGSPEC, collect_dcgm_diag)
     if name == "dcgm_health":
         from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm_collect import DCGM_HEALTH_ARGSPEC, collect_dcgm_health
-        return Collector("zhisuan.ops.dcgm_health", DCGM_HEALTH_ARGSPEC, collect_dcgm_health)
+        return Collector(name, DCGM_HEALTH_ARGSPEC, collect_dcgm_health)
     if name == "tuning":
         from ansible_collections.zhisuan.ops.plugins.module_utils._host.collect import HOST_INFO_ARGSPEC, collect_host_facts
-        return Collector("zhisuan.ops.host_info", HOST_INFO_ARGSPEC, collect_host_facts)
+        return Collector(name, HOST_INFO_ARGSPEC, collect_host_facts)
+    if name == "drive":
+        from ansible_collections.zhisuan.ops.plugins.module_utils._storage.drive_collect import DRIVE_ARGSPEC, collect_drives
+        return Collector(name, DRIVE_ARGSPEC, collect_drives)
     raise KeyError(name)
 
 

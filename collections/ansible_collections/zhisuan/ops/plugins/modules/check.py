@@ -54,13 +54,13 @@ options:
     description:
       - The families to collect, in this order whatever the order given. C(gpu_bandwidth) is
         M(zhisuan.ops.gpu_bandwidth) (nvbandwidth), C(dcgm) C(dcgmi diag), C(dcgm_health) C(dcgmi health -c -j),
-        C(tuning) M(zhisuan.ops.host_info).
+        C(tuning) M(zhisuan.ops.host_info), C(drive) C(smartctl -j -a) on every NVMe drive (M(zhisuan.ops.node_collect)).
       - Left out (with O(variables)), the C(check_node) role's variables choose them and O(keep) and O(record) -
         C(check_node_families), C(check_node_gpu_facts), C(check_node_dcgm_diag), C(check_gpu_bandwidth),
         C(check_dcgm_health) and C(check_node_record), with that role's defaults.
     type: list
     elements: str
-    choices: [gpu, gpu_bandwidth, xid, dcgm, dcgm_health, tuning]
+    choices: [gpu, gpu_bandwidth, xid, dcgm, dcgm_health, tuning, drive]
   collect:
     description:
       - The options of each family's collect module, by family (C(gpu) those of M(zhisuan.ops.gpu_info),

@@ -34,7 +34,8 @@ options:
     description: The check family whose rules to run.
     type: str
     required: true
-    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, gpu, gpu_bandwidth, nccl, nccl_bisect, nic, rdma_ports, storage, tuning, xid]
+    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, drive, gpu, gpu_bandwidth, nccl, nccl_bisect,
+              nic, rdma_ports, storage, tuning, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and

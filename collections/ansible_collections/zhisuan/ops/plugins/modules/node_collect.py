@@ -38,16 +38,18 @@ options:
   families:
     description:
       - The families to collect. They run in the order C(gpu), C(gpu_bandwidth), C(xid), C(dcgm), C(dcgm_health),
-        C(tuning), whatever the order given.
+        C(tuning), C(drive), whatever the order given (the family table's, C(module_utils/_family/table.py)).
     type: list
     elements: str
     required: true
-    choices: [gpu, gpu_bandwidth, xid, dcgm, dcgm_health, tuning]
+    choices: [gpu, gpu_bandwidth, xid, dcgm, dcgm_health, tuning, drive]
   options:
     description:
       - The options of each family, by family - C(gpu) those of M(zhisuan.ops.gpu_info), C(gpu_bandwidth) of
         M(zhisuan.ops.gpu_bandwidth), C(xid) of M(zhisuan.ops.xid_info), C(dcgm) of M(zhisuan.ops.dcgm_diag),
-        C(dcgm_health) of M(zhisuan.ops.dcgm_health), C(tuning) of M(zhisuan.ops.host_info), with their defaults.
+        C(dcgm_health) of M(zhisuan.ops.dcgm_health), C(tuning) of M(zhisuan.ops.host_info), with their defaults;
+        C(drive) takes C(smartctl_path) (default V(smartctl)), C(devices) (default V([]), the NVMe controllers under
+        C(<root>/sys/class/nvme)), C(root) (default V(/)) and C(timeout) (seconds per C(smartctl -j -a) call).
         Options set to V(null) take the module's default.
     type: dict
     default: {}

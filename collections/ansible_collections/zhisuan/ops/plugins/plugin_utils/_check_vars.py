@@ -8,7 +8,8 @@
 """The options of zhisuan.ops.check that its task leaves out, taken from the node's variables.
 
 Each option has the chain of variables the per-family roles read it from (the role's own variable, then the
-inventory's ``zhisuan_*`` one), and the roles' default. Resolving them here, in one pass over the task's variables,
+inventory's ``zhisuan_*`` one), and the roles' default: written once, in the family table
+(``module_utils/_family/table.py``). Resolving them here, in one pass over the task's variables,
 replaces some forty Jinja expressions in the task's arguments that every forked worker compiled afresh for every node
 (Ansible 2.19 compiles a template on every use: 2.3 of the check task's 33.5 CPU seconds on 32 lab nodes).
 
@@ -19,97 +20,13 @@ the module's own default applies). A missing key, or a path through something th
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import UNDEFINED
 
 
-def _tool(role_var, tool, default):
-    return ((role_var, ("zhisuan_tools", tool)), default)
-
-
-def _cap(role_var, tool):
-    """The output cap (MiB) of a family's programs: the role's variable, else zhisuan_tool_max_output keyed like
-    zhisuan_tools; unset leaves the runner's per-tool default."""
-    return ((role_var, ("zhisuan_tool_max_output", tool)), None, "int_or_none")
-
-
-# family -> option -> (sources, default[, conversion])
-COLLECT = {
-    "gpu": {
-        "nvidia_smi_path": _tool("check_gpu_nvidia_smi", "nvidia_smi", "nvidia-smi"),
-        "timeout": (("check_gpu_timeout",), 60),
-        "max_output": _cap("check_gpu_max_output", "nvidia_smi"),
-        "nvlink_errors_window": (("check_gpu_nvlink_errors_window", ("zhisuan_thresholds", "gpu", "nvlink_errors_window_s")),
-                                 0, "int"),
-    },
-    "gpu_bandwidth": {
-        "nvbandwidth_path": _tool("check_gpu_nvbandwidth", "nvbandwidth", "nvbandwidth"),
-        "timeout": (("check_gpu_bandwidth_timeout",), 900, "int"),
-        "max_output": _cap("check_gpu_bandwidth_max_output", "nvbandwidth"),
-    },
-    "xid": {
-        "journalctl_path": _tool("check_xid_journalctl", "journalctl", "journalctl"),
-        "dmesg_path": _tool("check_xid_dmesg", "dmesg", "dmesg"),
-        "since": (("check_xid_since", "zhisuan_xid_since"), "-24h"),
-        "source": (("check_xid_source",), "auto"),
-        "timeout": (("check_xid_timeout",), 60),
-        "max_output": _cap("check_xid_max_output", "journalctl"),
-    },
-    "dcgm": {
-        # check_node_dcgm_level is the check_node role's (the run's level); the others the check_dcgm role's chain
-        "level": (("check_node_dcgm_level", "check_dcgm_level", "zhisuan_dcgm_level"), 1, "int"),
-        "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
-        # empty: the module's default for the level
-        "timeout": (("check_dcgm_timeout",), None, "int_or_none"),
-        "max_output": _cap("check_dcgm_max_output", "dcgmi"),
-    },
-    "dcgm_health": {
-        "dcgmi_path": _tool("check_dcgm_dcgmi", "dcgmi", "dcgmi"),
-        "timeout": (("check_node_dcgm_health_timeout", "check_dcgm_health_timeout"), 60, "int"),
-        "max_output": _cap("check_dcgm_max_output", "dcgmi"),
-    },
-    "tuning": {
-        "nvidia_smi_path": _tool("check_tuning_nvidia_smi", "nvidia_smi", "nvidia-smi"),
-        "lspci_path": _tool("check_tuning_lspci", "lspci", "lspci"),
-        "ofed_info_path": _tool("check_tuning_ofed_info", "ofed_info", "ofed_info"),
-        "nv_fabricmanager_path": _tool("check_tuning_nv_fabricmanager", "nv_fabricmanager", "nv-fabricmanager"),
-        "dcgmi_path": _tool("check_tuning_dcgmi", "dcgmi", "dcgmi"),
-        "acs": (("check_tuning_acs", "zhisuan_read_acs"), True),
-        "root": (("check_tuning_root", "zhisuan_host_root"), "/"),
-        # the sysctl keys the expected tuning names (their values are judged on the controller)
-        "sysctl_keys": (("check_tuning_sysctl_keys", ("zhisuan_expected", "tuning", "sysctl")), {}, "keys"),
-        "timeout": (("check_tuning_timeout",), 60),
-        "max_output": _cap("check_tuning_max_output", "lspci"),
-    },
-}
-
-_PROFILE = (("check_gpu_profile", "zhisuan_gpu_profile"), "", "or_none")
-_PROFILE_OVERRIDES = (("check_gpu_profile_overrides", "zhisuan_gpu_profile_overrides"), {})
-_GPU_THRESHOLDS = (("check_gpu_thresholds", ("zhisuan_thresholds", "gpu")), {})
-
-JUDGE = {
-    "gpu": {
-        "profile": _PROFILE,
-        "profile_overrides": _PROFILE_OVERRIDES,
-        "expected": (("check_gpu_expected", "zhisuan_expected"), {}),
-        "thresholds": _GPU_THRESHOLDS,
-    },
-    "gpu_bandwidth": {
-        "profile": _PROFILE,
-        "profile_overrides": _PROFILE_OVERRIDES,
-        "thresholds": _GPU_THRESHOLDS,
-    },
-    "xid": {
-        "thresholds": (("check_xid_thresholds", ("zhisuan_thresholds", "xid")), {}),
-        "xid_catalog_overrides": (("check_xid_catalog_overrides", "zhisuan_xid_catalog_overrides"), None, "or_none"),
-    },
-    "dcgm": {
-        "thresholds": (("check_dcgm_thresholds", ("zhisuan_thresholds", "dcgm")), {}),
-    },
-    "tuning": {
-        "expected": (("check_tuning_expected", "zhisuan_expected"), {}),
-        "thresholds": (("check_tuning_thresholds", ("zhisuan_thresholds", "tuning")), {}),
-    },
-}
+# part -> option -> (sources, default[, conversion]): the node parts' options, from the family table
+COLLECT = table.node_options("collect")
+JUDGE = table.node_options("judge")
 
 
 def _convert(value, how):
@@ -177,22 +94,14 @@ def node_selection(view):
     selected = list(value("check_node_families", ["gpu", "xid", "dcgm"]) or [])
     if not all(isinstance(name, str) for name in selected):
         raise ValueError("check_node_families must be a list of family names, got %r" % (selected,))
-    bandwidth = "gpu" in selected and _as_bool(value("check_gpu_bandwidth", False))
     families = []
-    if set(selected) & set(("gpu", "xid", "dcgm")) or _as_bool(value("check_node_gpu_facts", False)):
-        families.append("gpu")
-    if bandwidth:
-        families.append("gpu_bandwidth")
-    if "xid" in selected:
-        families.append("xid")
-    if "dcgm" in selected and _as_bool(value("check_node_dcgm_diag", True)):
-        families.append("dcgm")
-    if "dcgm" in selected and _as_bool(value("check_dcgm_health", True)):
-        families.append("dcgm_health")
-    if "tuning" in selected:
-        families.append("tuning")
-    wanted = set(selected) | (set(("dcgm_health",)) if "dcgm" in selected else set()) \
-        | (set(("gpu_bandwidth",)) if "gpu" in selected else set())
-    keep = [name for name in ("gpu", "gpu_bandwidth", "xid", "dcgm", "dcgm_health", "tuning") if name in wanted]
+    for part in table.NODE_PARTS:
+        wanted = part.family in selected or bool(set(part.wanted_by) & set(selected)) \
+            or (part.forced_by is not None and _as_bool(value(part.forced_by, False)))
+        if part.switch is not None and part.family in selected:
+            wanted = wanted and _as_bool(value(part.switch[0], part.switch[1]))
+        if wanted:
+            families.append(part.name)
+    keep = [part.name for part in table.NODE_PARTS if part.name in selected or part.family in selected]
     record = value("check_node_record", "") or None
     return families, keep, record

@@ -17,20 +17,14 @@ job), and a tag naming one selects it whatever the variables list.
 
 from __future__ import annotations
 
-# Every run's families, in the order the run checks them (and the record lists them).
-RUN_FAMILIES = {
-    "delivery": ("bmc", "tuning", "baseline"),
-    "acceptance": ("gpu", "xid", "dcgm", "nic", "rdma", "cabling", "nccl", "storage", "k8s", "slurm"),
-    "burnin": ("gpu", "burn"),
-    "diagnose": ("gpu", "xid", "dcgm", "burn", "job"),
-    "inspect": ("gpu", "xid", "dcgm", "tuning", "k8s", "slurm"),
-    # the diagnosis a remediation run makes when it is not given a results.json
-    "remediate": ("gpu", "xid"),
-}
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table as family_table
+
+# Every run's families, in the order the run checks them (and the record lists them): the family table's.
+RUN_FAMILIES = dict((kind, family_table.run_families(kind)) for kind in family_table.RUNS)
 
 # Families a run has but selects only when they are named (--tags or a family variable; job also by zhisuan_job):
 # the cluster platform needs the site's scheduler, the job family a job (docs/platform.md, docs/jobs.md).
-OPT_IN = {"acceptance": ("k8s", "slurm"), "inspect": ("k8s", "slurm"), "diagnose": ("job",)}
+OPT_IN = dict((kind, family_table.opt_in(kind)) for kind in family_table.RUNS if family_table.opt_in(kind))
 # A family that cannot run without a variable: selecting it without the variable is an error.
 REQUIRES = {"job": ("zhisuan_job", "-e zhisuan_job=<job id>")}
 

@@ -20,6 +20,7 @@ import os
 
 import yaml
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table as family_table
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bandwidth as bandwidth_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import baseline as baseline_rules
@@ -29,6 +30,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _firmwar
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import tuning as tuning_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as dcgm_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import drive as drive_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import nccl as nccl_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as xid_rules
@@ -49,8 +51,9 @@ class Family(object):
     host's report facts for the family).
     """
 
-    def __init__(self, name, tool, facts_key, rules, summarize, collect=None, shapes=(dict,)):
+    def __init__(self, name, tool, facts_key, rules, summarize, collect=None, shapes=(dict,), prepare=None):
         self.name = name
+        self.prepare = prepare
         self.tool = tool
         self.facts_key = facts_key
         self.rules = rules
@@ -185,33 +188,56 @@ def _tuning_rules(host, facts, ctx):
                                            thresholds=ctx.thresholds)
 
 
-FAMILIES = {
-    "gpu": Family("gpu", "nvidia-smi", "gpu", _gpu_rules, _gpu_summary),
-    "xid": Family("xid", "kernel-log", "xid", _xid_rules, _facts_only(xid_rules.summarize_xid)),
-    "dcgm": Family("dcgm", "dcgmi", "dcgm", _dcgm_diag_rules, _facts_only(dcgm_rules.summarize_dcgm_diag)),
-    # nvbandwidth (gpu_bandwidth): host<->device and device<->device bandwidth against the profile's floors
-    "gpu_bandwidth": Family("gpu", "nvbandwidth", "bandwidth", _bandwidth_rules,
-                            _facts_only(bandwidth_rules.summarize_bandwidth)),
-    "dcgm_health": Family("dcgm", "dcgmi", "dcgm_health", _dcgm_health_rules,
-                          _facts_only(dcgm_rules.summarize_dcgm_health), collect=("dcgmi_health", "dcgmi health")),
-    "burn": Family("burn", "gpu_burn", "burn", _burn_rules, _facts_only(burn_rules.summarize_burn)),
-    # the stability watch around a burn: gpu facts sampled before, during and after, and the XID events
-    "burn_stability": Family("burn", "nvidia-smi", "stability", _stability_rules, _stability_summary),
-    # out-of-band (Redfish or IPMI, per bmc_protocol) and in-band delivery families
-    "bmc": Family("bmc", "bmc", "bmc", _bmc_rules, _bmc_summary),
-    "baseline": Family("baseline", "bmc", "firmware", _baseline_rules, _baseline_summary, shapes=(list, type(None))),
-    "tuning": Family("tuning", "host", "host", _tuning_rules, lambda facts, profile, ctx: tuning_rules.summarize_tuning(facts)),
-    # nccl-tests: one node (host checks) or a multi-node run (host "cluster"); the slow-node bisection's outcome
-    "nccl": Family("nccl", "nccl-tests", "nccl", nccl_rules.family_rules, nccl_rules.family_summary),
-    "nccl_bisect": Family("nccl", "nccl-tests", "bisect", nccl_rules.bisect_rules, nccl_rules.bisect_summary),
-    # storage acceptance: fio jobs judged against the site's floors (zhisuan_thresholds.storage)
-    "storage": Family("storage", "fio", "storage", lambda host, facts, ctx: (None, storage_rules.judge_storage(
-        host, facts, thresholds=ctx.thresholds)), _facts_only(storage_rules.summarize_storage)),
-    # network: net_info's facts judged three ways (NIC/optics, RDMA ports, LLDP neighbours vs the cabling plan)
-    "nic": Family("nic", "ethtool", "net", net_family.nic_rules, net_family.nic_summary),
-    "rdma_ports": Family("rdma", "ibstat", "net", net_family.rdma_rules, net_family.rdma_summary),
-    "cabling": Family("cabling", "lldpctl", "net", net_family.cabling_rules, net_family.cabling_summary),
+def _prepare_baseline(extra, xid_catalog_overrides=None, bios_names=None):
+    extra["firmware_table"] = firmware_table(extra.get("firmware_classes"))
+    if extra.get("bios_expected") and bios_names is not None:
+        extra["bios_names"] = bios_names(extra.get("vendor"))
+
+
+def _prepare_xid(extra, xid_catalog_overrides=None, bios_names=None):
+    extra["xid_catalog"] = cached_catalog(xid_catalog_overrides or None)
+
+
+# The rule adapters, one line per part of the family table: ``(rules, summarize[, prepare])``; ``prepare(extra,
+# xid_catalog_overrides, bios_names)`` adds what the part's rules read from shipped tables to the context.
+# tests/unit/test_family_table.py holds them to the table.
+ADAPTERS = {
+    "gpu": (_gpu_rules, _gpu_summary),
+    "gpu_bandwidth": (_bandwidth_rules, _facts_only(bandwidth_rules.summarize_bandwidth)),
+    "xid": (_xid_rules, _facts_only(xid_rules.summarize_xid), _prepare_xid),
+    "dcgm": (_dcgm_diag_rules, _facts_only(dcgm_rules.summarize_dcgm_diag)),
+    "dcgm_health": (_dcgm_health_rules, _facts_only(dcgm_rules.summarize_dcgm_health)),
+    "tuning": (_tuning_rules, lambda facts, profile, ctx: tuning_rules.summarize_tuning(facts)),
+    "drive": (lambda host, facts, ctx: (None, drive_rules.judge_drive(host, facts, ctx.thresholds)),
+              _facts_only(drive_rules.summarize_drive)),
+    "burn": (_burn_rules, _facts_only(burn_rules.summarize_burn)),
+    "burn_stability": (_stability_rules, _stability_summary),
+    "bmc": (_bmc_rules, _bmc_summary),
+    "baseline": (_baseline_rules, _baseline_summary, _prepare_baseline),
+    "nccl": (nccl_rules.family_rules, nccl_rules.family_summary),
+    "nccl_bisect": (nccl_rules.bisect_rules, nccl_rules.bisect_summary),
+    "storage": (lambda host, facts, ctx: (None, storage_rules.judge_storage(host, facts, thresholds=ctx.thresholds)),
+                _facts_only(storage_rules.summarize_storage)),
+    "nic": (net_family.nic_rules, net_family.nic_summary),
+    "rdma_ports": (net_family.rdma_rules, net_family.rdma_summary),
+    "cabling": (net_family.cabling_rules, net_family.cabling_summary),
 }
+_SHAPE_TYPES = {"mapping": dict, "list": list, "null": type(None)}
+
+
+def _registry():
+    families = {}
+    for part in family_table.PARTS:
+        adapter = ADAPTERS[part.name]
+        families[part.name] = Family(part.family, part.tool, part.facts_key, adapter[0], adapter[1],
+                                     collect=part.collect_id,
+                                     shapes=tuple(_SHAPE_TYPES[shape] for shape in part.shapes),
+                                     prepare=adapter[2] if len(adapter) > 2 else None)
+    return families
+
+
+# part -> what the judge needs to know about it (the family table's parts with their rule adapters)
+FAMILIES = _registry()
 
 
 def _collect_error(family, host, collected):
@@ -399,12 +425,9 @@ def judge_family(family, host, collected, profile=None, profile_overrides=None, 
         if profile_name is None:
             raise ValueError("unknown GPU profile %r (known: %s)" % (profile, ", ".join(sorted(profiles))))
     extra = dict(context or {})
-    if family == "baseline":
-        extra["firmware_table"] = firmware_table(extra.get("firmware_classes"))
-    if family == "baseline" and extra.get("bios_expected") and bios_names is not None:
-        extra["bios_names"] = bios_names(extra.get("vendor"))
-    if family == "xid":
-        extra["xid_catalog"] = cached_catalog(xid_catalog_overrides or None)
+    prepare = FAMILIES[family].prepare if family in FAMILIES else None
+    if prepare is not None:
+        prepare(extra, xid_catalog_overrides=xid_catalog_overrides, bios_names=bios_names)
     ctx = Context(profiles=profiles, profile_name=profile_name, expected=expected, thresholds=thresholds,
                   overrides=profile_overrides, gpu_facts=gpu_facts, extra=extra)
     return judge_collected(family, host, collected, ctx)

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table as family_table
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.escalate import repeat_offenders
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import PolicyError, normalize
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import checked_families, family_of, parse_time, run_key
 
-GPU_FAMILIES = ("gpu", "xid", "dcgm", "burn")
+GPU_FAMILIES = family_table.gpu_families()
 _GPU_RE = re.compile(r"\bGPU (\d+)\b")
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table as family_table
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, RUN_VARIABLES, unknown_families
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import resolve_profile_name
@@ -30,8 +31,7 @@ EXPECTED_KEYS = frozenset((
     "bios", "tuning", "net",                                          # baseline, tuning, nic/rdma/cabling
 ))
 # Top-level keys of zhisuan_thresholds: one mapping per family (fleet: the cluster-wide comparisons).
-THRESHOLD_KEYS = frozenset(("gpu", "xid", "dcgm", "burn", "bmc", "baseline", "tuning", "net", "rdma", "nccl",
-                            "storage", "fleet", "k8s", "job"))
+THRESHOLD_KEYS = family_table.threshold_keys()
 BMC_PROTOCOLS = ("redfish", "ipmi")
 DCGM_LEVELS = (1, 2, 3, 4)
 # The programs the roles read from zhisuan_tools (keyed by the program name with - -> _); a site may add its own.
@@ -40,7 +40,7 @@ KNOWN_TOOLS = frozenset((
     "ethtool", "ip", "ibstat", "ibv_devinfo", "ib_write_bw", "ib_write_lat", "mlnx_qos", "lldpctl", "lldpcli",
     "all_reduce_perf", "all_gather_perf", "mpirun", "fio", "scontrol", "sinfo", "squeue", "kubectl", "nvbandwidth",
     "iblinkinfo", "ibnetdiscover", "bandwidthTest",
-))
+)) | family_table.tool_keys()
 # Tools an empty path turns off rather than misconfigures: the kernel log is read from whichever source is left.
 OFF_WHEN_EMPTY = ("journalctl", "dmesg")
 CHECK_ID = "run.preflight.inventory"

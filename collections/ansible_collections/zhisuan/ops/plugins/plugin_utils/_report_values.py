@@ -14,11 +14,12 @@ import json
 import math
 import re
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._family import table as family_table
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time as aware_time
 
 # Families in the order a delivery engineer reads them (DESIGN.md); unknown families follow alphabetically.
-FAMILY_ORDER = ("bmc", "baseline", "tuning", "gpu", "xid", "dcgm", "burn", "cabling", "nic", "rdma", "nccl", "storage")
+FAMILY_ORDER = family_table.report_order()
 CHECK_STATUSES = ("pass", "warn", "fail", "error", "skip")
 NONE_TEXT = "\u2014"
 
