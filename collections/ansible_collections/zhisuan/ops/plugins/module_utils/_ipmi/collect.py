@@ -91,8 +91,8 @@ def not_understood(command, messages):
     warned): how many, and the first ones named. None when there were none."""
     if not messages:
         return None
-    named = "; ".join(messages[:MAX_NAMED]) + ("; … %d more" % (len(messages) - MAX_NAMED)
-                                                if len(messages) > MAX_NAMED else "")
+    more = len(messages) - MAX_NAMED
+    named = "; ".join(messages[:MAX_NAMED]) + ("; … %d more" % more if more > 0 else "")
     return {"resource": "ipmitool " + command,
             "error": "%d %s of the output not read (the rest was): %s"
                      % (len(messages), "line or field" if len(messages) == 1 else "lines or fields", named)}
