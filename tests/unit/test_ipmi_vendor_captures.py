@@ -122,7 +122,8 @@ def test_sensor_vendor_forms_dell_discrete_na():
     assert dell[0]["thresholds"]["lcr"] == 720.0 and dell[0]["thresholds"]["lnr"] is None
     faulty = parse.parse_sensor(read("sensor-linuxfabrik-with-critical.txt"))
     judged = facts.sensor_facts(faulty)
-    assert Counter(s["health"] for s in judged if s["kind"] == "fan") == Counter({"Critical": 6, "Warning": 1, "OK": 7, None: 1})
+    fans = Counter(s["health"] for s in judged if s["kind"] == "fan")
+    assert fans == Counter({"Critical": 6, "Warning": 1, "OK": 7, None: 1})
     missing = [s for s in judged if s["name"] == "FAN4" and s["reading"] is None]
     assert missing and missing[0]["health"] is None
 
@@ -145,8 +146,8 @@ def test_oem_records_classified_never_decoded():
 def test_oem_non_timestamped_row_and_twelve_hour_clock():
     # Made by editing real rows: ipmitool prints an OEM record of types E0h-FFh without date and time
     # (lib/ipmi_sel.c); 12-hour times with a zone come from a locale's clock.
-    row = read("sel-list-ami-oem-c0-op-test.txt").replace("04/20/2015 | 03:03:14 | OEM record c0 | 000000 | 3a1100ffffff",
-                                                         "OEM record e0 | 0102030405060708090a0b0c0d")
+    row = read("sel-list-ami-oem-c0-op-test.txt").replace(
+        "04/20/2015 | 03:03:14 | OEM record c0 | 000000 | 3a1100ffffff", "OEM record e0 | 0102030405060708090a0b0c0d")
     record = parse.parse_sel_elist(row)[0]
     assert (record["record_type"], record["manufacturer_id"], record["oem_data"], record["created"]) == (
         0xE0, None, "0102030405060708090a0b0c0d", None)
