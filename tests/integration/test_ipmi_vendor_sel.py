@@ -53,11 +53,13 @@ RECORDS = [
     (0x02, "0x00 0x00 0x00 0x00 0x20 0x00 0x04 0x13 0xa1 0x6f 0x0a 0xff 0xff",
      "Critical Interrupt #0xa1 | Bus Fatal Error | Asserted", {"severity": "Critical", "class": "hardware"}),
     (0x02, "0x00 0x00 0x00 0x00 0x01 0x00 0x04 0x07 0x40 0x6f 0xab 0x07 0x00",
-     "Processor #0x40 | Uncorrectable machine check exception | Asserted", {"severity": "Critical", "class": "hardware"}),
+     "Processor #0x40 | Uncorrectable machine check exception | Asserted",
+     {"severity": "Critical", "class": "hardware"}),
     (0x02, "0x00 0x00 0x00 0x00 0x20 0x00 0x04 0x12 0x4a 0x6f 0x02 0xff 0xff",
      "System Event #0x4a | Undetermined system hardware failure | Asserted",
      {"severity": "Critical", "class": "informational"}),
-    (0xe0, "0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x0b 0x0c 0x0d", "OEM record e0 | 0102030405060708090a0b0c0d",
+    (0xe0, "0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x0b 0x0c 0x0d",
+     "OEM record e0 | 0102030405060708090a0b0c0d",
      {"severity": None, "class": "hardware", "oem": True, "created": None}),
 ]
 
@@ -124,3 +126,67 @@ def test_collected_records_are_read_classified_and_judged(node):
     assert ("3 hardware OEM records not decoded (vendor data: Quanta 1, vendor not named 2; read them with the "
             "vendor's tool)") in sel["message"]
     assert "1 entry without an event text (OEM or unspecified event type) not judged" in sel["message"]
+
+
+# Dell sensors of two real `sdr elist` captures (tests/fixtures/ipmitool/sdr-elist-telegraf-unable-to-send.txt and
+# sdr-elist-all-dell-tigerblue77-36.txt): name, number, entity and reading as the capture prints them, rebuilt as
+# SDRs (sdrcomp, as the lab machine does) on a lab node and printed by the real ipmitool.
+def _analog(name, num, entity, kind, raw):
+    types = {"temperature": ("Temperature", 0x01, "degrees_C", 1, 0), "current": ("Current", 0x03, "Amps", 2, -1)}
+    kind = types[kind]
+    return dict(name=name, num=num, entity=entity, instance=1, type=kind[0], type_code=kind[1], unit=kind[2], m=kind[3],
+                r_exp=kind[4], raw=raw, thresholds={})
+
+
+DELL_ANALOG = [_analog("Inlet Temp", 0x04, "system_board", "temperature", 25),
+               _analog("Ambient Temp", 0x0E, "system_board", "temperature", 19),
+               _analog("Current 1", 0x6A, "power_supply", "current", 36)]
+DELL_DISCRETE = [("Intrusion", 0x73, "Physical_Security", 0x05, "system_board", 1, (), (0,)),
+                 ("USB Cable Pres", 0x50, "Cable_Interconnect", 0x1B, "system_board", 1, (0,), (0,))]
+DELL_ROWS = ["Inlet Temp       | 04h | ok  |  7.1 | 25 degrees C",
+             "Ambient Temp     | 0Eh | ok  |  7.1 | 19 degrees C",
+             "Current 1        | 6Ah | ok  | 10.1 | 7.20 Amps",
+             "Intrusion        | 73h | ok  |  7.1 |",
+             "USB Cable Pres   | 50h | ok  |  7.1 | Connected"]
+
+
+@pytest.fixture(scope="module")
+def dell_node(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("ipmi-dell") / "lab"
+    info = LAB.start(run_dir, {"n1": {"gpus": 0}})["n1"]
+    machine = LAB.machine
+    try:
+        names = [sensor["name"] for sensor in DELL_ANALOG] + [sensor[0] for sensor in DELL_DISCRETE]
+        records = machine.compile_sdrs(machine.sdr_text(0, analog=DELL_ANALOG, discrete=DELL_DISCRETE), names,
+                                       str(run_dir.parent))
+        for record in records:
+            LAB.inject(info, "main_sdr_add 0x20 " + " ".join("0x%02x" % byte for byte in record))
+        for sensor in DELL_ANALOG:
+            LAB.inject(info, "sensor_add 0x20 0 0x%02x 0x%02x 0x01" % (sensor["num"], sensor["type_code"]))
+            LAB.inject(info, "sensor_set_value 0x20 0 0x%02x %d 0" % (sensor["num"], sensor["raw"]))
+        for _name, num, _stype, code, _entity, _instance, initial, _events in DELL_DISCRETE:
+            LAB.inject(info, "sensor_add 0x20 0 0x%02x 0x%02x 0x6f" % (num, code))
+            for bit in initial:
+                LAB.inject(info, "sensor_set_bit 0x20 0 0x%02x %d 1 0" % (num, bit))
+        yield info
+    finally:
+        LAB.stop(run_dir)
+
+
+def test_dell_sdrs_print_as_captured_and_are_read(dell_node):
+    env = dict(os.environ, IPMI_PASSWORD=dell_node["password"], TZ="UTC")
+    res = subprocess.run(["ipmitool", "-N", "1", "-R", "1"] + LAB.ipmitool_args(dell_node) + ["sdr", "elist"],
+                         capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert res.returncode == 0, res.stderr
+    printed = [line.rstrip() for line in res.stdout.splitlines()]
+    for row in DELL_ROWS:
+        assert row in printed, (row, printed)
+    conn = Connection(dell_node["address"], dell_node["port"], dell_node["username"], dell_node["password"], timeout=30)
+    facts = collect.collect(conn)
+    assert facts["bmc"]["errors"] == []
+    inlet = sorted((sensor["reading"], sensor["units"]) for sensor in facts["bmc"]["sensors"]
+                   if sensor["name"] == "Inlet Temp")
+    assert inlet == [(24.0, "Cel"), (25.0, "Cel")]            # the lab machine's own Inlet Temp (05h) and Dell's (04h)
+    sensors = {sensor["name"]: sensor for sensor in facts["bmc"]["sensors"]}
+    assert (sensors["Current 1"]["reading"], sensors["Current 1"]["kind"]) == (7.2, "current")
+    assert sensors["Ambient Temp"]["health"] == "OK"
