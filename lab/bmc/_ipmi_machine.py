@@ -96,10 +96,11 @@ def fw_bytes(firmware):
     return int(match.group(1)), int(match.group(2), 16)
 
 
-def sdr_text(gpus):
-    """The SDR repository in sdrcomp's source format (compiled with `sdrcomp -r`)."""
+def sdr_text(gpus, analog=None, discrete=None):
+    """The SDR repository in sdrcomp's source format (compiled with `sdrcomp -r`): the node's sensors, or the
+    ``analog`` (dicts as ``analog_sensors`` makes them) and ``discrete`` (tuples as ``DISCRETE``) given."""
     out = []
-    for s in analog_sensors(gpus):
+    for s in analog_sensors(gpus) if analog is None else analog:
         lines = ["sdr type 1", "sensor_owner_id 0x20", "sensor_owner_lun 0", "channel_number 0",
                  "sensor_number %d" % s["num"], "entity_id %s" % s["entity"], "entity_instance %d" % s["instance"],
                  "sensor_type %s" % s["type"], "init_scanning true", "init_events true", "init_thresholds true",
@@ -115,7 +116,7 @@ def sdr_text(gpus):
                       "%s_thrsh_readable true" % _SDR_READABLE[key], "%s_thresh %d" % (_SDR_THRESH[key], raw)]
         lines += ['id_string "%s"' % s["name"], "endsdr", ""]
         out += lines
-    for name, num, stype, _code, entity, instance, _initial, events in DISCRETE:
+    for name, num, stype, _code, entity, instance, _initial, events in DISCRETE if discrete is None else discrete:
         lines = ["sdr type 2", "sensor_owner_id 0x20", "sensor_owner_lun 0", "channel_number 0",
                  "sensor_number %d" % num, "entity_id %s" % entity, "entity_instance %d" % instance,
                  "sensor_type %s" % stype, "init_scanning true", "init_events true", "init_sensor_type true",

@@ -113,7 +113,8 @@ def test_firmware_and_log():
     log = facts.log(parse.parse_sel_elist(read("ipmi-sim-sel-elist-faults.txt"), utc=True))
     assert log[1] == {"id": "2", "created": "2026-11-30T21:47:26+00:00", "severity": "Critical",
                       "message": "Memory DIMM Status | Uncorrectable ECC | Asserted", "message_id": None,
-                      "source": "SEL", "sensor": "DIMM Status"}
+                      "source": "SEL", "sensor": "DIMM Status", "class": "hardware", "oem": False,
+                      "manufacturer": None}
     assert facts.log(None) is None
 
 

@@ -142,7 +142,7 @@ def test_sdr_elist_lab_captures():
     assert len(healthy) == 23 and {r["status"] for r in healthy} == {"ok"}
     assert healthy[0] == {"name": "CPU1 Temp", "number": 1, "status": "ok", "entity": "3.1", "entity_id": 3,
                           "entity_instance": 1, "reading": 48.0, "units": "degrees C", "states": [],
-                          "text": "48 degrees C"}
+                          "text": "48 degrees C", "state": None}
     faults = {r["name"]: r for r in parse.parse_sdr_elist(read("ipmi-sim-sdr-elist-faults.txt"))}
     assert (faults["GPU1 Temp"]["status"], faults["GPU1 Temp"]["reading"]) == ("ucr", 89.0)
     assert faults["PSU2 Status"]["states"] == ["Presence detected", "Failure detected"]

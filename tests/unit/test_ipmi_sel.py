@@ -30,13 +30,16 @@ def test_long_capture_rows_pre_init_and_oem():
     assert records[0] == {"id": "54", "created": "2020-08-06T15:05:37", "timestamp": "08/06/2020 15:05:37",
                           "sensor_type": "System ACPI Power State", "sensor": "ACPI_Stat", "event": "S4/S5: soft-off",
                           "direction": "Asserted", "detail": None, "oem": False, "severity": "OK",
-                          "message": "System ACPI Power State ACPI_Stat | S4/S5: soft-off | Asserted"}
+                          "message": "System ACPI Power State ACPI_Stat | S4/S5: soft-off | Asserted",
+                          "class": "informational"}
     pre_init = [r for r in records if r["id"] == "56"][0]
     assert (pre_init["created"], pre_init["timestamp"]) == (None, "Pre-Init 0000000085")
     oem = [r for r in records if r["id"] == "123"][0]
     assert oem == {"id": "123", "created": "2020-10-16T10:41:22", "timestamp": "10/16/2020 10:41:22",
                    "sensor_type": None, "sensor": None, "event": None, "direction": None, "detail": "000137 | 00c378895f00",
-                   "oem": True, "severity": None, "message": "OEM record dc | 000137 | 00c378895f00"}
+                   "oem": True, "severity": None, "message": "OEM record dc | 000137 | 00c378895f00",
+                   "record_type": 0xDC, "manufacturer_id": 311, "manufacturer": "Microsoft", "oem_data": "00c378895f00",
+                   "class": "informational"}
     assert Counter(r["severity"] for r in records) == Counter({"OK": 225, None: 16, "Warning": 11, "Critical": 4})
     critical = [(r["id"], r["sensor"], r["event"]) for r in records if r["severity"] == "Critical"]
     assert critical == [("131", "Power Supply 2", "Failure detected"), ("132", "Power Supply 2", "Power Supply AC lost"),

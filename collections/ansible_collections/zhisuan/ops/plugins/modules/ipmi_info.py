@@ -123,7 +123,10 @@ bmc:
       type: list
       elements: dict
     errors:
-      description: Commands that failed or printed something unreadable (C(resource), C(error)).
+      description:
+        - Commands that failed or printed something unreadable (C(resource), C(error)).
+        - Lines of an output that no reader understood (C(Unable to send command) between the rows, a row cut off)
+          are one entry for the command, counted and the first five named; the rows around them are read.
       type: list
       elements: dict
     processors:
@@ -139,6 +142,8 @@ firmware:
 log:
   description:
     - The SEL (C(ipmitool sel elist)), oldest first; V(null) when it could not be read.
+    - Reads the row forms of ipmitool 1.8.18 and 1.8.19 and of other vendors' BMCs (C(Pre-Init) times, sensor
+      numbers instead of names, OEM timestamped and non-timestamped records; see docs/bmc-facts.md).
   returned: success
   type: list
   elements: dict
@@ -155,9 +160,26 @@ log:
       description:
         - V(Critical) for failures, critical and non-recoverable threshold crossings, uncorrectable errors and AC
           loss; V(Warning) for non-critical crossings, predictive failures, correctable errors, lost redundancy and
-          intrusion; V(OK) for other and for deasserted events; V(null) for OEM records.
+          intrusion; V(OK) for other and for deasserted events; V(null) for OEM records (never decoded) and for
+          events ipmitool prints no event text for.
       type: str
       sample: Critical
+    class:
+      description:
+        - V(audit) for Session Audit records; V(informational) for records of the OS, boot progress, buttons, power
+          states and the log itself, and for OEM records written under an OS vendor's IANA number (Microsoft);
+          V(hardware) for every other record. The V(bmc) rules count Critical V(hardware) entries only.
+      type: str
+      sample: hardware
+    oem:
+      description: Whether the record is an OEM record (types C0h-FFh; its data is the vendor's and is not decoded).
+      type: bool
+      sample: false
+    manufacturer:
+      description: An OEM record's manufacturer, named from its IANA number where the collection knows it, else
+        V(null).
+      type: str
+      sample: Quanta
     message:
       description: The record's columns after its time, as ipmitool prints them.
       type: str

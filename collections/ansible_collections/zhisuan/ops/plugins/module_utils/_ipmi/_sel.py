@@ -13,7 +13,18 @@ Row forms read (all printed by real ipmitool versions):
 * ``   4 | 11/30/26 | 21:44:41 UTC | Temperature GPU1 Temp | Upper Critical going high | Asserted | Reading 89 >
   Threshold 87 degrees C`` (1.8.19: two-digit year, time zone, threshold detail)
 * ``  56 |  Pre-Init  |0000000085| …`` (logged before the BMC's clock was set: no date)
-* `` 123 | 10/16/2020 | 10:41:22 | OEM record dc | 000137 | 00c378895f00`` (OEM record: no sensor, no event text)
+* `` 123 | 10/16/2020 | 10:41:22 | OEM record dc | 000137 | 00c378895f00`` (OEM timestamped record, types
+  C0h-DFh: manufacturer IANA number and six bytes of vendor-defined data)
+* ``   5 | OEM record e0 | 0102030405060708090a0b0c0d`` (OEM non-timestamped record, types E0h-FFh: 13 bytes)
+* ``  7e | 05/28/2026 | 05:01:09 | Temperature #0x17 |  | Asserted`` (``sel list``: sensor number instead of name;
+  an empty event text where the event type is unspecified or OEM)
+* ``  33 | 12/08/2024 | 09:31:35 PM EST | Unknown #0xff |  | Asserted`` (12-hour clock with a zone)
+
+OEM records are never decoded (their data is the vendor's): ``severity`` is None, ``oem`` True, and they carry
+``record_type``, ``manufacturer_id``/``manufacturer`` (from the IANA number, where one is printed) and ``oem_data``.
+Every record gets a ``class``: ``audit`` (Session Audit: logins), ``informational`` (records of the OS, the BIOS's
+boot progress, the log itself, buttons, power states: what was done to the machine, not what broke in it; OEM
+records written under an operating-system vendor's IANA number), else ``hardware``.
 """
 
 from __future__ import annotations
@@ -33,20 +44,32 @@ SENSOR_TYPES = (
     "Terminator", "System Boot Initiated", "Boot Error", "OS Boot", "OS Critical Stop", "Slot / Connector",
     "System ACPI Power State", "Watchdog2", "Platform Alert", "Entity Presence", "Monitor ASIC", "LAN",
     "Management Subsys Health", "Battery", "Session Audit", "Version Change", "FRU State", "Unknown",
+    # other ipmitool versions' names of the same types, and the OEM range (sensor types C0h-FFh)
+    "System Firmware Progress", "Management Subsystem Health", "Watchdog", "OEM reserved", "OEM",
 )
+# Sensor types whose records say what was done to the machine or by whom, not what broke in it.
+_AUDIT_TYPES = ("Session Audit",)
+_INFO_TYPES = ("Event Logging Disabled", "System Event", "System Boot Initiated", "OS Boot", "OS Critical Stop",
+               "System ACPI Power State", "Button", "System Firmwares", "System Firmware Progress",
+               "Version Change")
+# IANA Private Enterprise Numbers printed in OEM records (registry names, shortened); OS vendors write OS records.
+IANA = {0: None, 2: "IBM", 11: "HP", 311: "Microsoft", 343: "Intel", 674: "Dell", 2011: "Huawei", 5703: "NVIDIA",
+        7244: "Quanta", 10876: "Supermicro", 19046: "Lenovo", 20974: "AMI", 37945: "Inspur", 47196: "HPE"}
+_OS_VENDORS = (311,)
 _TYPES_LONGEST_FIRST = sorted(SENSOR_TYPES, key=len, reverse=True)
 _DATE = re.compile(r"^([0-9]{2})/([0-9]{2})/([0-9]{4}|[0-9]{2})$")
-_TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\s+([A-Za-z][A-Za-z0-9+:-]*))?$")
+_TIME = re.compile(r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\s+([AaPp][Mm]))?(?:\s+([A-Za-z][A-Za-z0-9+:-]*))?$")
 NO_ENTRIES = "SEL has no entries"
 _UTC_NAMES = ("UTC", "GMT", "Z", "UCT")
 
 # Severity of an asserted event, by its text (ipmitool's event strings). Checked in this order; the first match wins.
 _SEVERITY_RULES = (
-    ("Warning", re.compile(r"predictive failure|non-critical|redundancy (lost|degraded)|(?<!un)correctable|"
-                           r"intrusion|throttl|configuration error|limit reached", re.I)),
+    ("Critical", re.compile(r"insufficient resources", re.I)),
+    ("Warning", re.compile(r"predictive failure|non-critical|redundancy (lost|degraded)|non-redundant|"
+                           r"(?<!un)correctable|intrusion|throttl|configuration error|limit reached", re.I)),
     ("Critical", re.compile(r"(?<!non-)critical going|non-recoverable|transition to critical|failure detected|"
                             r"\bac lost|uncorrectable|\bierr\b|thermal trip|machine check|\bfatal|serr|perr|"
-                            r"critical stop|power supply .*lost|bus error|failed|fault", re.I)),
+                            r"critical stop|power supply .*lost|bus error|hardware failure|failed|fault", re.I)),
 )
 
 
@@ -75,8 +98,11 @@ def _created(date, time_, utc, warn, where):
         return None
     year = int(d.group(3))
     year = year + 2000 if year < 100 else year
-    text = "%04d-%s-%sT%s:%s:%s" % (year, d.group(1), d.group(2), t.group(1), t.group(2), t.group(3))
-    zone = t.group(4)
+    hour = int(t.group(1))
+    if t.group(4):                                   # 12-hour clock: 12:05 AM is 00:05, 12:05 PM is 12:05
+        hour = hour % 12 + (12 if t.group(4).lower() == "pm" else 0)
+    text = "%04d-%s-%sT%02d:%s:%s" % (year, d.group(1), d.group(2), hour, t.group(2), t.group(3))
+    zone = t.group(5)
     if (zone and zone.upper() in _UTC_NAMES) or (zone is None and utc):
         return text + "+00:00"
     return text
@@ -97,15 +123,42 @@ def sel_severity(event, direction=None, oem=False):
     return "OK"
 
 
+def entry_class(sensor_type, oem=False, manufacturer_id=None):
+    """``hardware`` | ``audit`` | ``informational`` of one SEL record (see the module's docstring)."""
+    if oem:
+        return "informational" if manufacturer_id in _OS_VENDORS else "hardware"
+    if sensor_type in _AUDIT_TYPES:
+        return "audit"
+    if sensor_type in _INFO_TYPES:
+        return "informational"
+    return "hardware"
+
+
+def _oem_fields(record_type, rest, warn, where):
+    """(record type, manufacturer id, OEM data) of an OEM record's columns; a column that does not fit is warned."""
+    rtype = int(record_type, 16)
+    if rtype < 0xE0 and len(rest) == 2 and re.match(r"^[0-9A-Fa-f]{6}$", rest[0]):
+        return rtype, int(rest[0], 16), rest[1]
+    if rtype >= 0xE0 and len(rest) == 1:
+        return rtype, None, rest[0]
+    warn("ipmitool sel elist: %s: unexpected OEM record columns %r; please report" % (where, " | ".join(rest)))
+    return rtype, None, " | ".join(rest) or None
+
+
+_OEM = re.compile(r"^OEM record ([0-9A-Fa-f]{2})$")
+
+
 def parse_sel_elist(text, warn=_ignore, utc=False, stderr=None):
-    """``ipmitool sel elist`` -> records: id, created, timestamp, sensor_type, sensor, event, direction, detail, oem,
-    severity, message.
+    """``ipmitool sel elist`` (and ``sel list``) -> records: id, created, timestamp, sensor_type, sensor, event,
+    direction, detail, oem, severity, class, message (and record_type, manufacturer_id, manufacturer, oem_data for
+    OEM records).
 
     ``utc``: the rows were printed in UTC (ipmitool ran with ``TZ=UTC``), so a time without a zone is UTC.
     An empty SEL is an empty list only when ipmitool said so: it prints ``SEL has no entries`` (on stderr, through
     its error log, in ipmitool 1.8.x: ``lprintf(LOG_ERR, ...)`` in lib/ipmi_sel.c), so pass ``stderr`` too. Output
     with no record and without that line is a ParseError: an empty stdout is not an empty SEL (a BMC that answered
-    nothing, a killed ipmitool).
+    nothing, a killed ipmitool). A line that is no record (``Unable to send command: …`` between the rows, a row cut
+    off) is warned and skipped: the rows around it are kept.
     """
     out = []
     said_empty = NO_ENTRIES in (text or "") or NO_ENTRIES in (stderr or "")
@@ -113,22 +166,26 @@ def parse_sel_elist(text, warn=_ignore, utc=False, stderr=None):
         if not line.strip() or line.strip() == NO_ENTRIES:
             continue
         fields = [field.strip() for field in line.split("|")]
+        if len(fields) >= 3 and re.match(r"^[0-9A-Fa-f]+$", fields[0]) and _OEM.match(fields[1]):
+            fields = [fields[0], "", ""] + fields[1:]          # OEM non-timestamped record: no date, no time
         if len(fields) < 5 or not re.match(r"^[0-9A-Fa-f]+$", fields[0]):
             warn("ipmitool sel elist: unexpected line %r; please report" % line[:200])
             continue
         record_id, date, time_, sensor_column = fields[:4]
         rest = fields[4:]
-        oem = sensor_column.startswith("OEM record")
+        oem_match = _OEM.match(sensor_column)
+        oem = bool(oem_match) or sensor_column.startswith("OEM record")
         sensor_type, sensor = (None, None) if oem else split_sensor(sensor_column)
         event = None if oem else (rest[0] or None)
         direction = None
         if not oem and len(rest) > 1 and rest[1] in ("Asserted", "Deasserted"):
             direction = rest[1]
         detail = " | ".join(rest[2:]) if direction else (" | ".join(rest[1:]) if not oem else " | ".join(rest))
-        out.append({
+        where = "record %s" % record_id
+        record = {
             "id": record_id,
-            "created": _created(date, time_, utc, warn, "record %s" % record_id),
-            "timestamp": ("%s %s" % (date, time_)).strip(),
+            "created": _created(date, time_, utc, warn, where) if date or time_ else None,
+            "timestamp": ("%s %s" % (date, time_)).strip() or None,
             "sensor_type": sensor_type,
             "sensor": sensor,
             "event": event,
@@ -137,7 +194,19 @@ def parse_sel_elist(text, warn=_ignore, utc=False, stderr=None):
             "oem": oem,
             "severity": sel_severity(event, direction, oem),
             "message": " | ".join([sensor_column] + rest),
-        })
+        }
+        manufacturer_id = None
+        if oem:
+            if oem_match:
+                rtype, manufacturer_id, data = _oem_fields(oem_match.group(1), rest, warn, where)
+            else:
+                warn("ipmitool sel elist: %s: unexpected OEM record type %r; please report" % (where, sensor_column))
+                rtype, data = None, " | ".join(rest) or None
+            record.update({"record_type": rtype, "manufacturer_id": manufacturer_id,
+                           "manufacturer": IANA.get(manufacturer_id) if manufacturer_id is not None else None,
+                           "oem_data": data})
+        record["class"] = entry_class(sensor_type, oem, manufacturer_id)
+        out.append(record)
     if not out and not said_empty:
         if (text or "").strip():
             raise ParseError(TOOL, "no SEL record in the output of `ipmitool sel elist`: %r" % text[:120])

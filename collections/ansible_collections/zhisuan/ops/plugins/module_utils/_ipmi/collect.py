@@ -83,16 +83,45 @@ def power_status(conn, first=False):
     return parse.parse_power_status(ipmitool(conn, ipmi_argv.POWER_STATUS, first=first).stdout)
 
 
-def _read(conn, args, parser, errors, ok_rcs=(0,)):
-    """Run and parse one secondary command; a failure or unreadable output is recorded in ``errors`` (None)."""
+MAX_NAMED = 5
+
+
+def not_understood(command, messages):
+    """The ``errors`` entry for the lines and fields of one command's output that its reader could not read (each
+    warned): how many, and the first ones named. None when there were none."""
+    if not messages:
+        return None
+    more = len(messages) - MAX_NAMED
+    named = "; ".join(messages[:MAX_NAMED]) + ("; … %d more" % more if more > 0 else "")
+    return {"resource": "ipmitool " + command,
+            "error": "%d %s of the output not read (the rest was): %s"
+                     % (len(messages), "line or field" if len(messages) == 1 else "lines or fields", named)}
+
+
+def _read(conn, args, parser, errors, warn, ok_rcs=(0,)):
+    """Run and parse one secondary command; a failure or unreadable output is recorded in ``errors`` (None).
+
+    ``parser(result, warn)``: what it warns (a line it could not read, a field it did not understand) is passed on
+    to ``warn`` and counted in one ``errors`` entry for the command, so the facts say that part of the output was
+    not read; the records it read are kept.
+    """
+    seen = []
+
+    def tally(message):
+        seen.append(message)
+        warn(message)
+
     try:
         result = ipmitool(conn, args, ok_rcs=ok_rcs)
-        parsed = parser(result)
+        parsed = parser(result, tally)
     except (BMCError, ToolTimeout):
         raise
     except (ToolFailed, ParseError) as exc:
         errors.append({"resource": "ipmitool " + " ".join(args), "error": exc.message})
         return None
+    entry = not_understood(" ".join(args), seen)
+    if entry:
+        errors.append(entry)
     return parsed
 
 
@@ -100,11 +129,13 @@ def collect(conn, warn=_ignore):
     """One BMC's facts: ``{"bmc": …, "firmware": […], "log": […]}`` (docs/bmc-facts.md, protocol ipmi)."""
     mc = parse.parse_mc_info(ipmitool(conn, ipmi_argv.MC_INFO, first=True).stdout, warn=warn)
     errors = []
-    chassis = _read(conn, ipmi_argv.CHASSIS_STATUS, lambda r: parse.parse_chassis_status(r.stdout, warn=warn), errors)
-    fru = _read(conn, ipmi_argv.FRU_PRINT, lambda r: _fru(r, warn), errors, ok_rcs=None)
-    sensors = _read(conn, ipmi_argv.SENSOR, lambda r: parse.parse_sensor(r.stdout, warn=warn), errors)
-    sdr = _read(conn, ipmi_argv.SDR_ELIST, lambda r: parse.parse_sdr_elist(r.stdout, warn=warn), errors)
-    sel = _read(conn, ipmi_argv.SEL_ELIST, lambda r: parse.parse_sel_elist(r.stdout, warn=warn, utc=True, stderr=r.stderr), errors)
+    chassis = _read(conn, ipmi_argv.CHASSIS_STATUS, lambda r, w: parse.parse_chassis_status(r.stdout, warn=w), errors,
+                    warn)
+    fru = _read(conn, ipmi_argv.FRU_PRINT, _fru, errors, warn, ok_rcs=None)
+    sensors = _read(conn, ipmi_argv.SENSOR, lambda r, w: parse.parse_sensor(r.stdout, warn=w), errors, warn)
+    sdr = _read(conn, ipmi_argv.SDR_ELIST, lambda r, w: parse.parse_sdr_elist(r.stdout, warn=w), errors, warn)
+    sel = _read(conn, ipmi_argv.SEL_ELIST,
+                lambda r, w: parse.parse_sel_elist(r.stdout, warn=w, utc=True, stderr=r.stderr), errors, warn)
     bmc = facts.build(conn.address, mc, chassis, fru, sensors, sdr, errors)
     return {"bmc": bmc, "firmware": facts.firmware(mc), "log": facts.log(sel)}
 

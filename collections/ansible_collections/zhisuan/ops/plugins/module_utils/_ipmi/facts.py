@@ -198,9 +198,15 @@ def firmware(mc):
 
 
 def log(sel):
-    """SEL records -> log entries (``source: SEL``); None when the SEL could not be read."""
+    """SEL records -> log entries (``source: SEL``); None when the SEL could not be read.
+
+    ``class`` (hardware | audit | informational) as the SEL reader gives it; ``oem`` marks an OEM record (vendor
+    data, not decoded: ``severity`` None), with its ``manufacturer`` where its IANA number is known.
+    """
     if sel is None:
         return None
     return [{"id": record["id"], "created": record["created"], "severity": record["severity"],
-             "message": record["message"], "message_id": None, "source": "SEL", "sensor": record["sensor"]}
+             "message": record["message"], "message_id": None, "source": "SEL", "sensor": record["sensor"],
+             "class": record.get("class", "hardware"), "oem": bool(record.get("oem")),
+             "manufacturer": record.get("manufacturer")}
             for record in sel]

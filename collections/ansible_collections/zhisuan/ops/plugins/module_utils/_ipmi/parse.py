@@ -97,18 +97,47 @@ def parse_sensor(text, warn=_ignore):
     return out
 
 
+_NO_READING = ("no reading", "disabled", "not readable", "")
+
+
+def _sdr_list_row(fields):
+    """One ``sdr list`` / ``sdr`` row (``name | reading or state | status``): no sensor number, no entity."""
+    name, value, status = fields
+    record = {"name": name, "number": None, "status": status.lower(), "entity": None, "entity_id": None,
+              "entity_instance": None, "reading": None, "units": None, "states": [], "text": value, "state": None}
+    reading = _READING.match(value)
+    if reading:
+        record["reading"], record["units"] = to_float(reading.group(1)), reading.group(2)
+    elif re.match(r"^0x[0-9a-fA-F]{2,4}$", value):
+        record["state"] = int(value, 16)               # a discrete sensor's state bits, undecoded by ipmitool
+    elif value.lower() not in _NO_READING:
+        record["states"] = [state.strip() for state in value.split(",") if state.strip()]
+    return record
+
+
 def parse_sdr_elist(text, warn=_ignore):
-    """``ipmitool sdr elist`` -> name, number, status, entity (``id.instance``), reading/units or states, text."""
+    """``ipmitool sdr elist`` -> name, number, status, entity (``id.instance``), reading/units or states, text.
+
+    Also reads ``sdr list`` / ``sdr`` rows (``name | reading | status``: ``number`` and ``entity`` None, a discrete
+    sensor's state bits in ``state``). A line that is no row (``Unable to send command: Invalid argument`` that
+    some BMCs make ipmitool print between the rows) is warned and skipped; the other rows are kept.
+    """
     out = []
     for line in _lines(text):
         fields = [field.strip() for field in line.split("|")]
+        if len(fields) == 3 and fields[0] and fields[2]:
+            record = _sdr_list_row(fields)
+            if record["status"] not in HEALTH:
+                warn("ipmitool sdr list: %s: unknown status %r; please report" % (record["name"], fields[2]))
+            out.append(record)
+            continue
         if len(fields) != 5 or not re.match(r"^[0-9A-Fa-f]{2}h$", fields[1]):
             warn("ipmitool sdr elist: unexpected line %r; please report" % line[:200])
             continue
         name, number, status, entity, description = fields
         record = {"name": name, "number": int(number[:-1], 16), "status": status.lower(), "entity": entity,
                   "entity_id": None, "entity_instance": None, "reading": None, "units": None, "states": [],
-                  "text": description}
+                  "text": description, "state": None}
         match = re.match(r"^([0-9]{1,3})\.([0-9]{1,3})$", entity)
         if match:
             record["entity_id"], record["entity_instance"] = int(match.group(1)), int(match.group(2))
@@ -120,7 +149,7 @@ def parse_sdr_elist(text, warn=_ignore):
             if record["reading"] is None:
                 warn("ipmitool sdr elist: %s: unreadable reading %r; please report" % (name, reading.group(1)))
             states = reading.group(3) or ""
-        elif description.lower() in ("no reading", "disabled"):
+        elif description.lower() in _NO_READING:
             states = ""
         else:
             states = description

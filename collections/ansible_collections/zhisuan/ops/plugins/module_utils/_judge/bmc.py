@@ -263,6 +263,30 @@ def _log_error_checks(host, log_errors):
     return checks
 
 
+def _undecoded(log):
+    """``; N hardware OEM records not decoded (…)`` for the entries whose meaning the collector could not read: OEM
+    records (vendor data; informational ones, e.g. written by an OS, are left out) and events without an event text
+    (OEM event types). They are named, never judged: a Critical fault may hide in them, the vendor's tool reads them."""
+    oem, textless = {}, 0
+    for entry in log:
+        if entry.get("severity") is not None or entry.get("class", "hardware") != "hardware":
+            continue
+        if entry.get("oem"):
+            who = entry.get("manufacturer") or "vendor not named"
+            oem[who] = oem.get(who, 0) + 1
+        elif entry.get("source") == "SEL" and "oem" in entry:      # an IPMI SEL event ipmitool printed no text for
+            textless += 1
+    parts = []
+    if oem:
+        parts.append("%s not decoded (vendor data: %s; read them with the vendor's tool)" % (
+            count_of(sum(oem.values()), "hardware OEM record", "hardware OEM records"),
+            ", ".join("%s %d" % (who, oem[who]) for who in sorted(oem))))
+    if textless:
+        parts.append("%s without an event text (OEM or unspecified event type) not judged"
+                     % count_of(textless, "entry", "entries"))
+    return "".join("; " + part for part in parts)
+
+
 def _sel_check(host, log, since, log_errors=None):
     """``bmc.sel.critical``: Critical hardware entries (an entry's ``class``; entries without one are hardware).
     Critical audit/security and informational entries are named in the message but do not fail. Where some log
@@ -299,6 +323,7 @@ def _sel_check(host, log, since, log_errors=None):
     not_read = ""
     if unread:
         not_read = "; %s could not be read whole (see bmc.readout.log)" % count_of(len(unread), "log", "logs")
+    aside += _undecoded(log)
     if not critical:
         status = "error" if unread else "pass"
         return make_check("bmc.sel.critical", host, status, component="System event log", observed=0,
