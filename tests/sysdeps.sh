@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # System programs the tests and the lab use, installed from Debian's apt when missing (root only).
 #   program:package  -- the program that must be on PATH (or in /usr/sbin) and the package that provides it
-# Services these packages ship (sshd, lldpd, munged, slurmctld, slurmdbd, mariadb, prometheus) are NOT started by apt: the lab and the
-# tests start their own, each with its own configuration, in namespaces or on loopback.
+# Services these packages ship (sshd, lldpd, munged, slurmctld, slurmdbd, mariadb, prometheus) are NOT started by
+# apt: the lab and the tests start their own, each with its own configuration, in namespaces or on loopback.
 set -euo pipefail
 NEEDS=(
   ssh:openssh-client sshd:openssh-server          # SSH lab nodes; the unreachable node is a refused ssh
