@@ -470,8 +470,11 @@ def network_status_lines(lab):
 
 # `scheduler: slurm`: a real slurmctld + one slurmd per lab node (lab/sched/slurm_lab.py); the inventory gets
 # zhisuan_scheduler and zhisuan_tools.scontrol/sinfo/squeue/... (wrappers that set SLURM_CONF, then exec the real ones)
+# `scheduler: slurm-accounting`: the same with Slurm's accounting store (MariaDB + slurmdbd), and zhisuan_slurm_sacct
+# (the real sacct on the lab's jobs)
 slurm_lab = _load("zhisuan_lab_sched_slurm", LAB_DIR / "sched" / "slurm_lab.py")
-SCHEDULERS = ("slurm",)
+SCHEDULERS = ("slurm", "slurm-accounting")
+SCHEDULER_START_TIMEOUT = 60.0
 
 
 def check_scheduler(value, where):
@@ -482,11 +485,12 @@ def check_scheduler(value, where):
 
 def start_scheduler(lab, kind):
     try:
-        info = slurm_lab.start(lab["dir"], [n["name"] for n in lab["nodes"]])
+        info = slurm_lab.start(lab["dir"], [n["name"] for n in lab["nodes"]], timeout=SCHEDULER_START_TIMEOUT,
+                               accounting=kind == "slurm-accounting")
     except slurm_lab.SlurmLabError as exc:
         raise LabError(str(exc)) from None
-    return {"kind": kind, "dir": info["dir"], "conf": info["conf"], "started_s": info["started_s"],
-            "tools": dict((tool, path) for tool, path in info["tools"].items())}
+    return {"kind": "slurm", "accounting": bool(info.get("accounting")), "dir": info["dir"], "conf": info["conf"],
+            "started_s": info["started_s"], "tools": dict((tool, path) for tool, path in info["tools"].items())}
 
 
 def stop_scheduler(run_dir):
@@ -498,6 +502,8 @@ def scheduler_host_vars(lab, hv):
     if sched:
         hv["zhisuan_scheduler"] = sched["kind"]
         hv["zhisuan_tools"] = dict(hv["zhisuan_tools"], **sched["tools"])
+        if sched.get("accounting"):
+            hv["zhisuan_slurm_sacct"] = sched["tools"]["sacct"]
     return hv
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # System programs the tests and the lab use, installed from Debian's apt when missing (root only).
 #   program:package  -- the program that must be on PATH (or in /usr/sbin) and the package that provides it
-# Services these packages ship (sshd, lldpd, munged, slurmctld, prometheus) are NOT started by apt: the lab and the
-# tests start their own, each with its own configuration, in namespaces or on loopback.
+# Services these packages ship (sshd, lldpd, munged, slurmctld, slurmdbd, mariadb, prometheus) are NOT started by
+# apt: the lab and the tests start their own, each with its own configuration, in namespaces or on loopback.
 set -euo pipefail
 NEEDS=(
   ssh:openssh-client sshd:openssh-server          # SSH lab nodes; the unreachable node is a refused ssh
@@ -12,6 +12,7 @@ NEEDS=(
   ibstat:infiniband-diags ibv_devinfo:ibverbs-utils ib_write_bw:perftest  # real "no RDMA device" outputs
   fio:fio                                          # storage family
   slurmctld:slurm-wlm slurmd:slurm-wlm scontrol:slurm-wlm munged:munge  # scheduler (drain/resume)
+  slurmdbd:slurmdbd mariadbd:mariadb-server mariadb-install-db:mariadb-server  # the lab's Slurm accounting (sacct)
   promtool:prometheus                              # alert rules of the monitoring role
   chromium:chromium                                # the HTML report checked in a headless browser, the signed PDF
   pdfinfo:poppler-utils pdftotext:poppler-utils    # the signed PDF read back page by page (tests/unit/test_report_pdf.py)

@@ -2,11 +2,16 @@
 
 API (labctl calls it for a scenario with ``scheduler: slurm``; the tests call it directly):
 
-* ``start(lab_dir, nodes, gpus_per_node=8, timeout=30.0) -> info`` writes ``<lab_dir>/slurm/`` (slurm.conf,
-  gres.conf, a munge key, logs, the ``scontrol``/``sinfo``/``srun``/``sbatch``/``scancel``/``squeue`` wrappers in
-  ``bin/``), starts ``munged`` on its own socket, ``slurmctld -c -i`` and one ``slurmd -N <node>`` per node, waits
-  for ``scontrol ping`` to say UP and every node to be idle, and returns ``{conf, env, tools, nodes, pids,
-  started_s}`` (``started_s``: seconds from the first daemon to all nodes idle).
+* ``start(lab_dir, nodes, gpus_per_node=8, timeout=30.0, accounting=False) -> info`` writes ``<lab_dir>/slurm/``
+  (slurm.conf, gres.conf, a munge key, logs, the ``scontrol``/``sinfo``/``srun``/``sbatch``/``scancel``/``squeue``/
+  ``sacct``/``sacctmgr`` wrappers in ``bin/``), starts ``munged`` on its own socket, ``slurmctld -c -i`` and one
+  ``slurmd -N <node>`` per node, waits for ``scontrol ping`` to say UP and every node to be idle, and returns
+  ``{conf, env, tools, nodes, pids, started_s}`` (``started_s``: seconds from the first daemon to all nodes idle).
+* ``accounting=True`` adds Slurm's accounting store before slurmctld starts: a private MariaDB (Debian's
+  ``mariadb-server``: ``mariadb-install-db`` into ``<lab_dir>/slurm/db``, ``mariadbd`` on a free loopback port, a
+  ``slurm`` database user with a random password) and ``slurmdbd`` (``accounting_storage/mysql``) on another free
+  port, the cluster added with ``sacctmgr``, and slurm.conf's ``AccountingStorageType=accounting_storage/slurmdbd``:
+  ``sacct`` is then the real program on the lab's real jobs (``info["accounting"]``).
 * ``stop(lab_dir)`` cancels the lab's jobs, then ends every process that carries the lab's marker variable
   (the daemons it started and what they started: slurmstepd, job steps), and removes the runtime dir. It
   deletes nothing else under ``lab_dir``.
@@ -14,8 +19,10 @@ API (labctl calls it for a scenario with ``scheduler: slurm``; the tests call it
 * ``job_script(lab_dir, name, lines, interval, exit_code, hang_s)``, ``submit(lab_dir, script, name, nodes)`` and
   ``wait_job(lab_dir, job, states)`` run real batch jobs that print given log lines (real ones, from
   tests/fixtures/joblog), then hang or exit with a code (issue 15: the job family).
-* Every job's end is written to ``<lab_dir>/slurm/log/jobcomp.txt`` (``JobCompType=jobcomp/filetxt``; there is no
-  slurmdbd, so no ``sacct``): the accounting the quality indicators read (``info["jobcomp"]``).
+* ``requeue(lab_dir, job)``: the operator's ``scontrol requeue`` of a running job, started again at once.
+* Every job's end is written to ``<lab_dir>/slurm/log/jobcomp.txt`` (``JobCompType=jobcomp/filetxt``), with or
+  without slurmdbd: without it (``accounting=False``) ``sacct`` answers only its real "accounting storage is
+  disabled" error and the completion log is what the quality indicators read (``info["jobcomp"]``).
 
 Everything is real: slurm-wlm's daemons and clients, munge authentication; only the GPUs are eight symlinks
 to /dev/null per node (gres counts need device files) and the nodes are all this machine (``NodeAddr=127.0.0.1``,
@@ -29,6 +36,7 @@ import getpass
 import json
 import os
 import shutil
+import secrets
 import signal
 import socket
 import subprocess
@@ -45,8 +53,18 @@ SUBDIR = "slurm"
 CLUSTER = "zhisuan-lab"
 PARTITION = "gpu"
 MARKER_ENV = "ZHISUAN_SLURM_LAB"
-CLIENTS = ("scontrol", "sinfo", "squeue", "srun", "sbatch", "scancel")
-DAEMONS = {"munged": "/usr/sbin/munged", "slurmctld": "/usr/sbin/slurmctld", "slurmd": "/usr/sbin/slurmd"}
+CLIENTS = ("scontrol", "sinfo", "squeue", "srun", "sbatch", "scancel", "sacct", "sacctmgr")
+DAEMONS = {"munged": "/usr/sbin/munged", "slurmctld": "/usr/sbin/slurmctld", "slurmd": "/usr/sbin/slurmd",
+           "slurmdbd": "/usr/sbin/slurmdbd", "mariadbd": "/usr/sbin/mariadbd"}
+# the accounting store's programs (accounting=True): Debian's slurmdbd and mariadb-server
+DB_PROGRAMS = ("slurmdbd", "mariadbd", "mariadb-install-db", "mariadb")
+DB_NAME = "slurm_acct_db"
+DB_USER = "slurm"
+# a small InnoDB (the defaults write ~100 MB of redo log per lab); slurmdbd logs that these are below its advice
+DB_OPTIONS = ("--innodb-log-file-size=8M", "--innodb-buffer-pool-size=32M",
+              "--innodb-data-file-path=ibdata1:12M:autoextend", "--skip-name-resolve")
+# mariadb-install-db writes the system tables (seconds; more on a loaded machine)
+DB_INSTALL_TIMEOUT = 180
 NODE_CPUS = 4
 NODE_MEMORY_MB = 2048
 
@@ -58,7 +76,8 @@ class SlurmLabError(Exception):
 def _program(name):
     path = shutil.which(name) or DAEMONS.get(name)
     if not path or not os.path.exists(path):
-        raise SlurmLabError(f"slurm lab: {name} not found (apt install slurm-wlm munge)")
+        raise SlurmLabError(f"slurm lab: {name} not found (apt install slurm-wlm munge"
+                            f"{' slurmdbd mariadb-server' if name in DB_PROGRAMS else ''})")
     return path
 
 
@@ -88,12 +107,21 @@ def _paths(lab_dir):
         "gpu": os.path.join(base, "gpu"),
         "json": os.path.join(base, "lab.json"),
         "jobs": os.path.join(base, "jobs"),
+        "db": os.path.join(base, "db"),
     }
 
 
-def slurm_conf(paths, run_dir, nodes, ctld_port, node_ports, gpus_per_node):
-    """The text of slurm.conf (the LAB-NOTES essentials; one NodeName line per node, each with its own Port=)."""
+def slurm_conf(paths, run_dir, nodes, ctld_port, node_ports, gpus_per_node, dbd_port=None):
+    """The text of slurm.conf (the LAB-NOTES essentials; one NodeName line per node, each with its own Port=);
+    with ``dbd_port`` the job records go to the lab's slurmdbd on that port."""
     user = getpass.getuser()
+    if dbd_port:
+        storage = ["AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageHost=localhost",
+                   f"AccountingStoragePort={dbd_port}",
+                   # the munge socket of the connections to slurmdbd (AuthInfo is not read for those)
+                   f"AccountingStoragePass={run_dir}/munge.sock"]
+    else:
+        storage = ["AccountingStorageType=accounting_storage/none"]
     lines = [
         "# zhisuan lab slurm.conf -- written by lab/sched/slurm_lab.py; a new one at every start",
         f"ClusterName={CLUSTER}",
@@ -109,10 +137,10 @@ def slurm_conf(paths, run_dir, nodes, ctld_port, node_ports, gpus_per_node):
         "TaskPlugin=task/none",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core",
-        "AccountingStorageType=accounting_storage/none",
+    ] + storage + [
         "JobAcctGatherType=jobacct_gather/none",
-        # job completion records (no slurmdbd here, so no sacct): one line per job end, read for the quality
-        # indicators (effective training time, recovery time)
+        # job completion records: one line per job end, read for the quality indicators (effective training time,
+        # recovery time) where there is no slurmdbd
         "JobCompType=jobcomp/filetxt",
         f"JobCompLoc={paths['log']}/jobcomp.txt",
         "MpiDefault=none",
@@ -204,12 +232,82 @@ def _wait(what, test, timeout, log):
         time.sleep(0.1)
 
 
-def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0):
-    """Start munged, slurmctld and one slurmd per node; return the info dict (see the module doc)."""
+def _port_open(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def slurmdbd_conf(paths, run_dir, dbd_port, db_port, password):
+    """The text of slurmdbd.conf: slurmdbd on ``dbd_port``, its MariaDB on ``db_port`` (loopback)."""
+    return "\n".join([
+        "# zhisuan lab slurmdbd.conf -- written by lab/sched/slurm_lab.py (mode 0600: it holds the database password)",
+        "AuthType=auth/munge",
+        f"AuthInfo=socket={run_dir}/munge.sock",
+        "DbdHost=localhost",
+        "DbdAddr=127.0.0.1",
+        f"DbdPort={dbd_port}",
+        f"SlurmUser={getpass.getuser()}",
+        f"LogFile={paths['log']}/slurmdbd.log",
+        f"PidFile={run_dir}/slurmdbd.pid",
+        "StorageType=accounting_storage/mysql",
+        "StorageHost=127.0.0.1",
+        f"StoragePort={db_port}",
+        f"StorageUser={DB_USER}",
+        f"StoragePass={password}",
+        f"StorageLoc={DB_NAME}",
+        "DebugLevel=info",
+    ]) + "\n"
+
+
+def _sql(programs, run_dir, statement, timeout):
+    return subprocess.run([programs["mariadb"], "--no-defaults", "-uroot", "--socket", run_dir + "/mysql.sock",
+                           "-e", statement], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _start_accounting(paths, run_dir, env, programs, info, timeout):
+    """MariaDB and slurmdbd for the lab (before slurmctld, which registers with slurmdbd at its start)."""
+    db_port, dbd_port = _free_ports(2)
+    info["accounting"] = {"db_port": db_port, "dbd_port": dbd_port, "database": DB_NAME,
+                          "slurmdbd_conf": os.path.join(paths["etc"], "slurmdbd.conf"),
+                          "log": os.path.join(paths["log"], "slurmdbd.log")}
+    db_log = os.path.join(paths["log"], "mariadb.log")
+    user = ["--user=root"] if os.geteuid() == 0 else []  # mariadbd refuses root unless told
+    install_timeout = max(DB_INSTALL_TIMEOUT, timeout)
+    try:
+        res = subprocess.run([programs["mariadb-install-db"], "--no-defaults", "--datadir=" + paths["db"],
+                              "--auth-root-authentication-method=normal", "--skip-test-db"] + user + list(DB_OPTIONS),
+                             capture_output=True, text=True, timeout=install_timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise SlurmLabError(f"slurm lab: mariadb-install-db did not end in {install_timeout} s") from None
+    if res.returncode != 0:
+        raise SlurmLabError(f"slurm lab: mariadb-install-db failed (rc {res.returncode}): {res.stderr.strip()[-600:]}")
+    info["pids"]["mariadbd"] = _spawn(
+        [programs["mariadbd"], "--no-defaults", "--datadir=" + paths["db"], "--socket=" + run_dir + "/mysql.sock",
+         "--port=%d" % db_port, "--bind-address=127.0.0.1", "--pid-file=" + run_dir + "/mariadbd.pid",
+         "--log-error=" + db_log] + user + list(DB_OPTIONS), db_log + ".out", env)
+    _wait("mariadbd", lambda: _sql(programs, run_dir, "SELECT 1", 5).returncode == 0, timeout, db_log)
+    password = secrets.token_hex(16)
+    res = _sql(programs, run_dir, f"CREATE USER '{DB_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'; "
+                                  f"GRANT ALL ON {DB_NAME}.* TO '{DB_USER}'@'127.0.0.1';", timeout)
+    if res.returncode != 0:
+        raise SlurmLabError(f"slurm lab: the slurm database user could not be made: {res.stderr.strip()}")
+    _write(info["accounting"]["slurmdbd_conf"], slurmdbd_conf(paths, run_dir, dbd_port, db_port, password), mode=0o600)
+    info["pids"]["slurmdbd"] = _spawn([programs["slurmdbd"], "-D"], info["accounting"]["log"] + ".out", env)
+    _wait("slurmdbd", lambda: _port_open(dbd_port), timeout, info["accounting"]["log"])
+    return dbd_port
+
+
+def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0, accounting=False):
+    """Start munged, slurmctld and one slurmd per node (and with ``accounting`` MariaDB and slurmdbd first); return
+    the info dict (see the module doc)."""
     nodes = list(nodes)
     if not nodes:
         raise SlurmLabError("slurm lab: no nodes")
-    programs = dict((name, _program(name)) for name in ("munged", "slurmctld", "slurmd") + CLIENTS)
+    needed = ("munged", "slurmctld", "slurmd") + CLIENTS + (DB_PROGRAMS if accounting else ())
+    programs = dict((name, _program(name)) for name in needed)
     paths = _paths(lab_dir)
     if _read_info(paths) is not None:
         stop(lab_dir)
@@ -232,6 +330,8 @@ def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0):
 
     for i in range(gpus_per_node):
         os.symlink("/dev/null", os.path.join(paths["gpu"], f"nvidia{i}"))
+    # slurm.conf is written again with the slurmdbd port once the accounting store runs (slurmdbd reads its
+    # slurmdbd.conf from slurm.conf's folder)
     _write(paths["conf"], slurm_conf(paths, run_dir, nodes, ports[0], ports[1:], gpus_per_node))
     _write(os.path.join(paths["etc"], "gres.conf"),
            f"# zhisuan lab: {gpus_per_node} GPUs per node, each a symlink to /dev/null\n"
@@ -253,6 +353,13 @@ def start(lab_dir, nodes, gpus_per_node=8, timeout=30.0):
              "--pid-file", run_dir + "/munged.pid", "--seed-file", run_dir + "/munged.seed", "--log-file", munge_log],
             munge_log, env)
         _wait("munged", lambda: os.path.exists(run_dir + "/munge.sock"), timeout, munge_log)
+        if accounting:
+            dbd_port = _start_accounting(paths, run_dir, env, programs, info, timeout)
+            _write(paths["conf"], slurm_conf(paths, run_dir, nodes, ports[0], ports[1:], gpus_per_node, dbd_port))
+            _write(paths["json"], json.dumps(info, indent=2) + "\n")
+            res = _client(env, programs["sacctmgr"], "-i", "add", "cluster", CLUSTER, timeout=timeout)
+            if res.returncode != 0 and "already exists" not in res.stdout + res.stderr:
+                raise SlurmLabError(f"slurm lab: sacctmgr add cluster failed: {(res.stderr or res.stdout).strip()}")
         ctld_log = os.path.join(paths["log"], "slurmctld.log")
         info["pids"]["slurmctld"] = _spawn([programs["slurmctld"], "-D", "-c", "-i"], ctld_log + ".out", env)
         _wait("slurmctld", lambda: "is UP" in _client(env, programs["scontrol"], "ping").stdout, timeout, ctld_log)
@@ -292,9 +399,9 @@ def job_script(lab_dir, name, lines, interval=0.05, exit_code=0, hang_s=0):
     return script
 
 
-def submit(lab_dir, script, name, nodes=None, output=None, requeue=False, timeout=10.0):
+def submit(lab_dir, script, name, nodes=None, output=None, requeue=False, timeout=10.0, extra=None):
     """``sbatch`` the script on ``nodes`` (a list; default any node); returns the job id (str). Its output goes to
-    ``output`` (default ``<lab>/slurm/jobs/<name>-%j.out``)."""
+    ``output`` (default ``<lab>/slurm/jobs/<name>-%j.out``); ``extra``: more sbatch options (``--time=1``)."""
     paths = _paths(lab_dir)
     info = _read_info(paths)
     if info is None:
@@ -304,6 +411,7 @@ def submit(lab_dir, script, name, nodes=None, output=None, requeue=False, timeou
         argv += ["-N", str(len(nodes)), "-w", ",".join(nodes)]
     if requeue:
         argv.append("--requeue")
+    argv += list(extra or [])
     res = subprocess.run(argv + [script], capture_output=True, text=True, timeout=timeout, check=False)
     if res.returncode != 0:
         raise SlurmLabError(f"slurm lab: sbatch failed: {res.stderr.strip()}")
@@ -324,6 +432,36 @@ def wait_job(lab_dir, job, states=("RUNNING",), timeout=20.0):
             return state
         time.sleep(0.1)
     raise SlurmLabError(f"slurm lab: job {job} is {state}, not {'/'.join(states)}, after {timeout} s")
+
+
+def requeue(lab_dir, job, timeout=10.0):
+    """The operator's ``scontrol requeue <job>`` of a running batch job (its attempt ends REQUEUED in the accounting),
+    and the job let start again at once: Slurm holds a requeued batch job for the credential lifetime
+    (``cred_expire``, 120 s by default) unless its ``StartTime`` is set. Returns the state it left PENDING for."""
+    info = _read_info(_paths(lab_dir))
+    if info is None:
+        raise SlurmLabError(f"no slurm lab at {_paths(lab_dir)['base']}")
+    deadline = time.monotonic() + timeout
+
+    def scontrol(*argv):
+        return subprocess.run([info["tools"]["scontrol"]] + list(argv), capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    res = scontrol("requeue", job)
+    if res.returncode != 0:
+        raise SlurmLabError(f"slurm lab: scontrol requeue {job} failed: {res.stderr.strip()}")
+    # the hold is set when the requeued batch step has ended (the job COMPLETING until then): StartTime=now is set
+    # once the job is PENDING, and again while it still waits for its begin time
+    pending = False
+    while time.monotonic() < deadline:
+        state = (subprocess.run([info["tools"]["squeue"], "-h", "-j", job, "-o", "%T"], capture_output=True,
+                                text=True, timeout=timeout, check=False).stdout.split() or ["ENDED"])[0]
+        if state == "PENDING":
+            pending = True
+            scontrol("update", f"JobId={job}", "StartTime=now")
+        elif pending and state != "COMPLETING":
+            return state
+        time.sleep(0.5)
+    raise SlurmLabError(f"slurm lab: requeued job {job} did not start again in {timeout} s")
 
 
 def _jobcomp_state(path, job):

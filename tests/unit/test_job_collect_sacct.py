@@ -13,6 +13,7 @@ import stat
 
 from ansible_collections.zhisuan.ops.plugins.filter.platform_checks import platform_checks
 from ansible_collections.zhisuan.ops.plugins.filter.quality_indicators import quality_indicators
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolNotFound
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.job_collect import collect_job_facts
 from fuzzing import FIXTURES, CollectModule, fixture_text
 
@@ -119,3 +120,22 @@ def test_a_job_slurmctld_forgot_comes_from_the_accounting(tmp_path):
     module = CollectModule(params(scontrol_path=scontrol, sacct_src=window))
     job = collect_job_facts(module)["job"]
     assert job["source"] == "sacct" and job["restarts"] == 1 and job["nodes"] == ["fg-v012"]
+
+
+def test_saved_files_alone_are_judged_where_there_is_no_scontrol(tmp_path):
+    # an SRE's machine with what the site sent: the job's output file and a week of sacct, no Slurm at all
+    module = CollectModule(params(scontrol_path=str(tmp_path / "no-such-scontrol"), sacct_src=edited_window(tmp_path)))
+    job = collect_job_facts(module)["job"]
+    assert job["source"] == "sacct" and job["restarts"] == 1 and job["nodes"] == ["fg-v012"]
+    checks = dict((c["id"], c) for c in platform_checks({"job": job}, "job", hostmap={}, thresholds={})["checks"])
+    assert "job.nccl.ras" in checks and checks["job.sched.accounting"]["status"] == "pass"
+
+
+def test_no_scontrol_and_no_saved_records_is_still_an_error(tmp_path):
+    module = CollectModule(params(scontrol_path=str(tmp_path / "no-such-scontrol")))
+    try:
+        collect_job_facts(module)
+    except ToolNotFound as exc:
+        assert "no-such-scontrol" in str(exc)
+    else:
+        raise AssertionError("a job with no scontrol and no saved records was read")

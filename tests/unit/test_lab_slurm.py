@@ -112,4 +112,21 @@ def test_labctl_rejects_an_unknown_scheduler(tmp_path):
     scenario.write_text("scheduler: pbs\nnodes:\n  node01: {}\n")
     res = labctl("up", "--scenario", scenario, "--dir", tmp_path / "lab", "--inventory", tmp_path / "hosts.yml")
     assert res.returncode == 1
-    assert res.stderr == "labctl: error: scenario %s: 'scheduler' must be one of slurm, got 'pbs'\n" % scenario
+    assert res.stderr == "labctl: error: scenario %s: 'scheduler' must be one of slurm, slurm-accounting, got 'pbs'\n" % scenario
+
+
+def test_the_accounting_store_confs_point_slurmctld_at_slurmdbd_and_slurmdbd_at_its_mariadb(tmp_path):
+    paths = LAB._paths(str(tmp_path))  # pylint: disable=protected-access
+    plain = LAB.slurm_conf(paths, "/tmp/zslurm-x", ["gpu01"], 7000, [7001], 8)
+    assert "AccountingStorageType=accounting_storage/none\n" in plain and "AccountingStoragePort" not in plain
+    conf = LAB.slurm_conf(paths, "/tmp/zslurm-x", ["gpu01"], 7000, [7001], 8, dbd_port=7002)
+    for line in ("AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageHost=localhost",
+                 "AccountingStoragePort=7002", "AccountingStoragePass=/tmp/zslurm-x/munge.sock",
+                 "JobCompType=jobcomp/filetxt"):
+        assert line + "\n" in conf, line
+    assert "accounting_storage/none" not in conf
+    dbd = LAB.slurmdbd_conf(paths, "/tmp/zslurm-x", 7002, 7003, "s3cret")
+    for line in ("DbdPort=7002", "DbdAddr=127.0.0.1", "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1",
+                 "StoragePort=7003", "StorageUser=slurm", "StoragePass=s3cret", "StorageLoc=slurm_acct_db",
+                 "AuthInfo=socket=/tmp/zslurm-x/munge.sock"):
+        assert line + "\n" in dbd, line

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Slurm's accounting (issue 23): real ``sacct --json`` of Slurm 21.08, 22.05, 23.02 (two projects), 23.11 and 25.05,
-and a real ``sacct --parsable --noheader --delimiter=☃`` (tests/fixtures/slurm, PROVENANCE.md), read by
+a real ``sacct --parsable --noheader --delimiter=☃``, and the lab's own slurmdbd (22.05.8: ``--json``, ``-P`` and
+``-p`` of the same six attempts) (tests/fixtures/slurm, PROVENANCE.md), read by
 _sched/sacct.py; the per-node counts judged by _judge/job.py (``job.sched.node_failures``). Fault states are edits of
 the real records in code."""
 
@@ -75,6 +76,39 @@ def test_parsable_with_a_header_line_from_the_same_capture():
     header = "\u2603".join(SNOWMAN_FIELDS.split(",")) + "\u2603"
     result = sacct.parse_sacct(header + "\n" + text, delimiter="\u2603")
     assert len(result["jobs"]) == len(sacct.parse_sacct(text, SNOWMAN_FIELDS, "\u2603")["jobs"]) == 37
+
+
+LAB = {"json": "slurm/sacct-json-22.05.8-lab-accounting.json", "P": "slurm/sacct-P-22.05.8-lab-accounting.txt",
+       "p": "slurm/sacct-p-22.05.8-lab-accounting.txt"}
+# the lab's six real attempts (slurmdbd 22.05.8 on MariaDB): job id, name, state, nodes
+LAB_ATTEMPTS = [("1", "slow", "TIMEOUT"), ("2", "done", "COMPLETED"), ("3", "train", "REQUEUED"),
+                ("4", "bad1", "FAILED"), ("5", "bad2", "FAILED"), ("3", "train", "FAILED")]
+
+
+@pytest.mark.parametrize("form", ["json", "P", "p"])
+def test_the_lab_accounting_reads_the_same_attempts_in_every_form(form):
+    result = sacct.parse_sacct(fixture_text(LAB[form]))
+    assert result["warnings"] == [] and result["form"] == ("json" if form == "json" else "parsable")
+    got = sorted((j["id"], j["name"], j["state"]) for j in result["jobs"])
+    assert got == sorted(LAB_ATTEMPTS)
+    if form != "p":  # sacct's default columns have no NodeList and no times
+        nodes = dict(((j["id"], j["state"]), j["nodes"]) for j in result["jobs"])
+        assert nodes[("1", "TIMEOUT")] == ["node03"] and nodes[("3", "REQUEUED")] == ["node02"]
+        train = [j for j in result["jobs"] if j["id"] == "3"]
+        assert train[0]["end"] <= train[1]["start"] and train[1]["start"] - train[0]["end"] == 2
+
+
+def test_the_lab_window_flags_the_node_that_took_three_jobs_down_not_the_timeout():
+    result = sacct.parse_sacct(fixture_text(LAB["P"]))
+    job = {"id": "3", "state": "FAILED", "nodes": ["node02"], "events": [], "accounting": result}
+    hostmap = {"node01": "node01", "node02": "node02", "node03": "node03"}
+    checks = platform_checks({"job": job}, "job", hostmap=hostmap, thresholds={})
+    flagged = [c for c in checks["checks"] if c["id"] == "job.sched.node_failures"]
+    assert [c["component"] for c in flagged] == ["node node02"]
+    assert "took down 3 job(s)" in flagged[0]["message"] and "REQUEUED 1" in flagged[0]["message"]
+    assert "node02" in checks["summary"]["suspects"]
+    summary = [c for c in checks["checks"] if c["id"] == "job.sched.accounting"][0]
+    assert "node03: TIMEOUT 1" in summary["evidence"]
 
 
 def test_a_damaged_line_is_a_warning_and_the_rest_is_read():

@@ -49,7 +49,9 @@ options:
     description:
       - The job's output file, read instead of the C(StdOut=) slurmctld gives (Slurm). Needed for a job slurmctld has
         forgotten (its record is purged C(MinJobAge) seconds after the end, 300 by default); the job's state and
-        nodes then come from the completion log (O(jobcomp_path)).
+        nodes then come from the completion log (O(jobcomp_path)) or the accounting (O(sacct_path), O(sacct_src)).
+      - Where there is no O(scontrol_path) at all (the files a site sent, judged on another machine), the job is read
+        from O(sacct_src) or O(jobcomp_path) and this file alone.
     type: path
   sacct_path:
     description:

@@ -24,7 +24,8 @@ import os
 import re
 import time
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed, ZhisuanError
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (
+    ParseError, ToolFailed, ToolNotFound, ZhisuanError)
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none
 from ansible_collections.zhisuan.ops.plugins.module_utils._sched.joblog import parse_log
@@ -135,7 +136,8 @@ def _from_sacct(job_id, attempts, exc):
 def slurm_job(job_id, scontrol="scontrol", timeout=60, max_bytes=MAX_BYTES, now=None, jobcomp=None, log_path=None,
               accounting=None):
     """The job as slurmctld knows it; a job it has forgotten (its record is purged MinJobAge seconds after the end)
-    from the completion log or the accounting, with its output file given as ``log_path``."""
+    from the completion log or the accounting, with its output file given as ``log_path``. Where there is no
+    ``scontrol`` at all (an SRE judging the files a site sent: ``log_path`` and ``sacct_src``), the same."""
     records = parse_jobcomp(read_tail(jobcomp, max_bytes)[0]) if jobcomp else None
     attempts = _sacct_attempts(job_id, accounting) if accounting else None
     try:
@@ -143,6 +145,10 @@ def slurm_job(job_id, scontrol="scontrol", timeout=60, max_bytes=MAX_BYTES, now=
     except ToolFailed as exc:
         if "Invalid job id" not in (exc.stderr or "") + (exc.stdout or "") + exc.detail or (
                 records is None and not attempts):
+            raise
+        job = _from_sacct(job_id, attempts, exc) if attempts else _from_jobcomp(job_id, records, exc)
+    except ToolNotFound as exc:
+        if records is None and not attempts:
             raise
         job = _from_sacct(job_id, attempts, exc) if attempts else _from_jobcomp(job_id, records, exc)
     if attempts:
