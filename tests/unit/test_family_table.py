@@ -79,7 +79,7 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
                                            "nic", "rdma", "nccl", "storage")
     assert table.labels() == dict((name, name) for name in (
         "bmc", "baseline", "tuning", "gpu", "xid", "dcgm", "burn", "cabling", "nic", "rdma", "nccl", "storage", "host",
-        "run", "verify"))
+        "run", "verify", "drive"))
     assert _kpi.GPU_FAMILIES == ("gpu", "xid", "dcgm", "burn")
     registry = dict((name, (family.name, family.tool, family.facts_key, family.collect, family.shapes))
                     for name, family in _judging.FAMILIES.items())

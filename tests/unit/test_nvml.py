@@ -82,6 +82,8 @@ def recorded_pynvml(answers=None, init_error=None):
         "nvmlDeviceGetRetiredPagesPendingStatus": Fails(pynvml.NVML_ERROR_NOT_SUPPORTED),
         "nvmlDeviceGetRetiredPages": Fails(pynvml.NVML_ERROR_NOT_SUPPORTED),
         "nvmlDeviceGetRemappedRows": [0, 0, 0, 0],
+        # the capture's Bank Remap Availability Histogram, as NVML's c_nvmlRowRemapperHistogramValues gives it
+        "nvmlDeviceGetRowRemapperHistogram": types.SimpleNamespace(max=2560, high=0, partial=0, low=0, none=0),
         # HW Slowdown + HW Power Brake Slowdown active, as the capture says
         "nvmlDeviceGetCurrentClocksEventReasons": pynvml.nvmlClocksEventReasonHwSlowdown
         | pynvml.nvmlClocksEventReasonHwPowerBrakeSlowdown,

@@ -88,7 +88,7 @@ def test_report_renders_in_chromium(report_page):
                     "storage", "stability", "remediation", "hosts", "cluster", "signoff", "operations"):
         assert '<section id="%s"' % section in dom, section
     # the operations appendix of an acceptance run: every alert rule the monitoring role installs
-    assert dom.count('<tr data-alert="') == 19
+    assert dom.count('<tr data-alert="') == 20
     # the parsed DOM holds the five pictures as SVG elements with their marks
     assert dom.count("<svg ") == 5
     assert len(re.findall(r'<rect class="pair', dom)) == 7 * 6  # every ordered pair of the 7 reachable nodes

@@ -69,14 +69,15 @@ VERDICT_TEXTS = (N_("ACCEPTED"), N_("NOT ACCEPTED"), N_("ACCEPTED WITH CONDITION
 # the _family folder; tests/unit/test_family_table.py holds them to the table's labels.
 FAMILY_NAMES = {"bmc": N_("bmc"), "baseline": N_("baseline"), "tuning": N_("tuning"), "gpu": N_("gpu"), "xid": N_("xid"),
                 "dcgm": N_("dcgm"), "burn": N_("burn"), "cabling": N_("cabling"), "nic": N_("nic"), "rdma": N_("rdma"),
-                "nccl": N_("nccl"), "storage": N_("storage"), "host": N_("host"), "run": N_("run"), "verify": N_("verify")}
+                "nccl": N_("nccl"), "storage": N_("storage"), "host": N_("host"), "run": N_("run"), "verify": N_("verify"),
+                "drive": N_("drive")}
 REMEDY_NAMES = {"none": N_("no action"), "monitor": N_("monitor"), "restart_app": N_("restart the application"),
                 "reset_gpu": N_("reset the GPU"), "reboot": N_("reboot the node"), "power_cycle": N_("power-cycle the node"),
                 "drain": N_("drain the node"), "reseat": N_("reseat the part"), "check_cable": N_("check the cable"),
                 "clean_optic": N_("clean the optic"), "replace_part": N_("replace the part"), "rma": N_("return for repair (RMA)"),
                 "update_firmware": N_("update the firmware"), "tune": N_("tune"), "investigate": N_("investigate")}
 # The families whose check messages are translated by check id (the rest stay in English, with their check id).
-TRANSLATED_FAMILIES = ("gpu", "xid", "nic", "rdma", "nccl", "bmc")
+TRANSLATED_FAMILIES = ("gpu", "xid", "nic", "rdma", "nccl", "bmc", "drive")
 CHECK_TEMPLATES = {"pass": N_("{component}: {subject} OK (observed {observed}, expected {expected})"),
                    "warn": N_("{component}: {subject} needs attention (observed {observed}, expected {expected})"),
                    "fail": N_("{component}: {subject} failed (observed {observed}, expected {expected})"),
@@ -89,6 +90,9 @@ CHECK_SUBJECTS = (
     N_("check:bmc.gpu.model"), N_("check:bmc.health.system"), N_("check:bmc.memory.count"),
     N_("check:bmc.memory.size"), N_("check:bmc.nic.count"), N_("check:bmc.power.state"), N_("check:bmc.psu.count"),
     N_("check:bmc.psu.health"), N_("check:bmc.readout"), N_("check:bmc.sel.critical"), N_("check:bmc.sensor"),
+    N_("check:drive.available_spare"), N_("check:drive.critical_warning"), N_("check:drive.media_errors"),
+    N_("check:drive.percentage_used"), N_("check:drive.readout"), N_("check:drive.temperature"),
+    N_("check:drive.devices.present"),
     N_("check:gpu.collect"), N_("check:gpu.count.present"), N_("check:gpu.count.visible"),
     N_("check:gpu.cuda.version"), N_("check:gpu.driver.version"), N_("check:gpu.ecc.aggregate_uncorrectable"),
     N_("check:gpu.ecc.mode"), N_("check:gpu.ecc.volatile_uncorrectable"), N_("check:gpu.fabric.state"),
@@ -97,7 +101,7 @@ CHECK_SUBJECTS = (
     N_("check:gpu.pcie.generation"), N_("check:gpu.pcie.width"), N_("check:gpu.power.draw"),
     N_("check:gpu.power.limit"), N_("check:gpu.readout.unreadable"), N_("check:gpu.remap.failure"),
     N_("check:gpu.remap.pending"), N_("check:gpu.remap.uncorrectable"), N_("check:gpu.retired_pages.count"),
-    N_("check:gpu.retired_pages.pending"), N_("check:gpu.temperature.gpu"),
+    N_("check:gpu.retired_pages.pending"), N_("check:gpu.temperature.gpu"), N_("check:gpu.temperature.peers"),
     N_("check:gpu.throttle.hw_power_brake_slowdown"), N_("check:gpu.throttle.hw_slowdown"),
     N_("check:gpu.throttle.hw_thermal_slowdown"), N_("check:gpu.throttle.sw_thermal_slowdown"),
     N_("check:nccl.bisect.suspect"), N_("check:nccl.collect.nccl_tests"), N_("check:nccl.facts.readable"),
@@ -110,7 +114,8 @@ CHECK_SUBJECTS = (
     N_("check:rdma.device.count"), N_("check:rdma.device.present"), N_("check:rdma.device.readable"),
     N_("check:rdma.firmware.version"), N_("check:rdma.node.bandwidth"), N_("check:rdma.pair"),
     N_("check:rdma.pair.error"), N_("check:rdma.pair.timeout"), N_("check:rdma.pairs.summary"),
-    N_("check:rdma.port.link_layer"), N_("check:rdma.port.rate"), N_("check:rdma.port.state"),
+    N_("check:rdma.port.errors"), N_("check:rdma.port.link_layer"), N_("check:rdma.port.rate"),
+    N_("check:rdma.port.state"),
     N_("check:rdma.rate.consistency"), N_("check:xid.events"), N_("check:xid.facts.readable"),
     N_("check:xid.log.readable")
 )

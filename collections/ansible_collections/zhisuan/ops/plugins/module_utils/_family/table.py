@@ -112,7 +112,7 @@ FAMILIES = (
            names_gpus=True),
     Family("tuning", "node", runs=(_DELIVERY, _INSPECT), thresholds="tuning", report_order=2, label="tuning"),
     # opt-in in inspections: a node without smartctl would otherwise turn every inspection's verdict
-    Family("drive", "node", runs=(_INSPECT,), opt_in=(_INSPECT,), thresholds="drive"),
+    Family("drive", "node", runs=(_INSPECT,), opt_in=(_INSPECT,), thresholds="drive", label="drive"),
     Family("baseline", "controller", runs=(_DELIVERY,), thresholds="baseline", report_order=1, label="baseline"),
     Family("nic", "node", runs=(_ACCEPTANCE,), thresholds="net", report_order=8, label="nic"),
     Family("rdma", "cluster", runs=(_ACCEPTANCE,), thresholds="rdma", report_order=9, label="rdma"),

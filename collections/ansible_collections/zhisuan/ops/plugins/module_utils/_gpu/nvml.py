@@ -20,6 +20,7 @@ slowdown/shutdown temperatures (never the T.Limit form). No NVLink state is read
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_fields import REMAP_HISTOGRAM_KEYS
 
 TOOL = "nvml"
 _MIB = 1024 * 1024
@@ -150,7 +151,8 @@ def _gpu(nvml, handle, position):
     gpu["retired_pages"] = _retired(read)
     rows = read.get("remapped_rows", "nvmlDeviceGetRemappedRows")
     gpu["remapped_rows"] = None if not isinstance(rows, (list, tuple)) or len(rows) < 4 else {
-        "correctable": rows[0], "uncorrectable": rows[1], "pending": bool(rows[2]), "failure": bool(rows[3])}
+        "correctable": rows[0], "uncorrectable": rows[1], "pending": bool(rows[2]), "failure": bool(rows[3]),
+        "banks": _remap_banks(read)}
     gpu["throttle"] = _throttle(read)
     processes = read.get("processes", "nvmlDeviceGetComputeRunningProcesses") or []
     gpu["processes"] = [{"pid": getattr(item, "pid", None), "type": "C", "name": None,
@@ -158,6 +160,19 @@ def _gpu(nvml, handle, position):
                         for item in processes]
     gpu["unreadable"] = read.unreadable
     return gpu
+
+
+def _remap_banks(read):
+    """The row remapper's bank availability histogram (what nvidia-smi -q prints under Bank Remap Availability
+    Histogram), or None where the binding or the GPU has none."""
+    histogram = read.get("remapped_rows.banks", "nvmlDeviceGetRowRemapperHistogram")
+    if histogram is None:
+        return None
+    banks = dict((key, getattr(histogram, key, None)) for key in REMAP_HISTOGRAM_KEYS)
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in banks.values()):
+        read.unreadable.append("remapped_rows.banks")
+        return None
+    return banks
 
 
 def _ecc(read):
