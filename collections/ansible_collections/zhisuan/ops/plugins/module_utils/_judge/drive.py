@@ -79,19 +79,27 @@ def _media(check_id, host, component, drive, limits):
                       message="no media errors beyond the limit")
 
 
+def _rising(check_id, host, component, value, expected, limits, remedies, texts):
+    """A reading that is worse the higher it is: fail at or above ``limits[1]``, warn at or above ``limits[0]``,
+    else pass; ``remedies`` (fail, warn) and ``texts`` (fail, warn, pass) are per grade, ``texts`` formatted with
+    the value."""
+    for status, limit, remedy, text in (("fail", limits[1], remedies[0], texts[0]),
+                                        ("warn", limits[0], remedies[1], texts[1])):
+        if value >= limit:
+            return make_check(check_id, host, status, component=component, observed=value, expected=expected,
+                              remedy=remedy, message=text % value)
+    return make_check(check_id, host, "pass", component=component, observed=value, expected=expected,
+                      message=texts[2] % value)
+
+
 def _wear(check_id, host, component, drive, limits):
     value = drive.get("percentage_used")
     if value is None:
         return _skip(check_id, host, component, "its wear (percentage used)")
-    expected = "< %s %%" % limits["wear_warn_pct"]
-    if value >= limits["wear_fail_pct"]:
-        return make_check(check_id, host, "fail", component=component, observed=value, expected=expected,
-                          remedy="replace_part", message="%s %% of the rated endurance used: worn out" % value)
-    if value >= limits["wear_warn_pct"]:
-        return make_check(check_id, host, "warn", component=component, observed=value, expected=expected,
-                          remedy="monitor", message="%s %% of the rated endurance used: plan the replacement" % value)
-    return make_check(check_id, host, "pass", component=component, observed=value, expected=expected,
-                      message="%s %% of the rated endurance used" % value)
+    return _rising(check_id, host, component, value, "< %s %%" % limits["wear_warn_pct"],
+                   (limits["wear_warn_pct"], limits["wear_fail_pct"]), ("replace_part", "monitor"),
+                   ("%s %% of the rated endurance used: worn out",
+                    "%s %% of the rated endurance used: plan the replacement", "%s %% of the rated endurance used"))
 
 
 def _spare(check_id, host, component, drive, limits):
@@ -116,16 +124,9 @@ def _temperature(check_id, host, component, drive, limits):
     value = drive.get("temperature")
     if value is None:
         return _skip(check_id, host, component, "a temperature")
-    expected = "< %s C" % limits["temp_warn_c"]
-    if value >= limits["temp_fail_c"]:
-        return make_check(check_id, host, "fail", component=component, observed=value, expected=expected,
-                          remedy="investigate",
-                          message="the drive runs at %s C: check the airflow and the fans" % value)
-    if value >= limits["temp_warn_c"]:
-        return make_check(check_id, host, "warn", component=component, observed=value, expected=expected,
-                          remedy="investigate", message="the drive runs warm at %s C" % value)
-    return make_check(check_id, host, "pass", component=component, observed=value, expected=expected,
-                      message="%s C" % value)
+    return _rising(check_id, host, component, value, "< %s C" % limits["temp_warn_c"],
+                   (limits["temp_warn_c"], limits["temp_fail_c"]), ("investigate", "investigate"),
+                   ("the drive runs at %s C: check the airflow and the fans", "the drive runs warm at %s C", "%s C"))
 
 
 def judge_drive(host, facts, thresholds=None):
