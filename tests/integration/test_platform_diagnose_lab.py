@@ -5,7 +5,10 @@
 node04's IB port mlx5_4 down): a real Slurm job across node01 and node04 dies on an NCCL watchdog timeout, its log
 (real lines, the IB completion line's host and peer edited to node01 and node04's address) is classified, node04 is
 named, and node04's RDMA checks fail with check_cable - one run, one results.json and report. And acceptance.yml
---tags slurm judges the lab's nodes through the real slurmctld."""
+--tags slurm judges the lab's nodes through the real slurmctld. Then (issue 23) a real job whose log is NCCL 2.27.3's
+own RAS report (the outlier's address edited to node02's) gets node02, and only node02, diagnosed in the same run;
+and a real job that dies of NCCL's CUDA out-of-memory is the application's fault: no node diagnosed, no hardware
+remedy."""
 
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ def lab(tmp_path_factory):
         doc = yaml.safe_load(open(inventory, encoding="utf-8"))
         hosts = doc["all"]["children"]["gpu_nodes"]["hosts"] if "all" in doc else doc["gpu_nodes"]["hosts"]
         hosts["node04"]["zhisuan_ib_addresses"] = ["10.0.4.1"]  # the address node04's IB port would have
+        hosts["node02"]["zhisuan_ib_addresses"] = ["10.0.2.1"]  # the address the RAS report's outlier is edited to
         with open(inventory, "w", encoding="utf-8") as handle:
             yaml.safe_dump(doc, handle)
         ib = [line.replace("kp-ddp-worker-0", "node01").replace("10.216.210.236", "10.0.4.1")
@@ -93,3 +97,46 @@ def test_acceptance_tags_slurm_judges_the_lab_nodes(tmp_path, lab):
         assert ids["slurm.node.state"] == "pass" and ids["slurm.gres.gpu"] == "pass", (host, ids)
     cluster = dict((c["id"], c) for c in document["cluster"]["checks"])
     assert cluster["slurm.cluster.gpus"]["status"] == "pass" and document["cluster"]["slurm"]["availability"] == 1.0
+
+
+def _failed_job(lab, name, log_lines, nodes):
+    script = SLURM.job_script(lab["dir"], name, ["iteration 40 | loss 2.31"] + log_lines, interval=0.02, exit_code=1)
+    job = SLURM.submit(lab["dir"], script, name, nodes=nodes)
+    SLURM.wait_job(lab["dir"], job, ("FAILED",), timeout=30)
+    return job, os.path.join(lab["dir"], "slurm", "jobs", "%s-%s.out" % (name, job))
+
+
+def _diagnose(tmp_path, lab, job, log):
+    runner, document = run_playbook(tmp_path, "diagnose.yml", lab["inventory"], extravars={
+        "zhisuan_job": job, "zhisuan_slurm_jobcomp": lab["jobcomp"], "zhisuan_job_log": log})
+    assert runner.rc == 0, runner.stdout.read()
+    return document, dict((c["id"], c) for c in document["cluster"]["checks"])
+
+
+def _rdma_checked(document, host):
+    return [c for c in document["hosts"][host]["checks"] if c["id"].startswith("rdma.")]
+
+
+def test_the_outlier_node_of_an_nccl_ras_report_is_diagnosed_in_the_same_run(tmp_path, lab):
+    ras = [line.replace("10.4.109.13", "10.0.2.1")
+           for line in lines("nccl-ras-outlier-incomplete-2.27.3-nccl-1762.log")]
+    job, log = _failed_job(lab, "ras-train", ras, ["node01", "node02"])
+    document, cluster = _diagnose(tmp_path, lab, job, log)
+    summary = document["cluster"]["job"]
+    assert (summary["classification"], summary["suspects"]) == ("ras", ["node02"])
+    assert (cluster["job.nccl.ras"]["status"], cluster["job.nccl.ras"]["remedy"]) == ("fail", "investigate")
+    assert "outlier node node02" in cluster["job.nccl.ras"]["message"]
+    # node02 got its node checks in this run (its IB ports are up in this lab); node01, in the job but not named, not
+    assert _rdma_checked(document, "node02") and all(c["status"] == "pass" for c in _rdma_checked(document, "node02")
+                                                     if c["id"] == "rdma.port.state")
+    assert not _rdma_checked(document, "node01") and not _rdma_checked(document, "node04")
+
+
+def test_a_job_that_dies_of_a_cuda_oom_in_nccl_sends_no_node_to_hardware_diagnosis(tmp_path, lab):
+    job, log = _failed_job(lab, "oom-train", lines("nccl-cuda-oom-calloc-nccl-1235.log"), ["node01", "node03"])
+    document, cluster = _diagnose(tmp_path, lab, job, log)
+    summary = document["cluster"]["job"]
+    assert (summary["classification"], summary["suspects"]) == ("oom", [])
+    assert cluster["job.memory.oom"]["remedy"] == "restart_app"
+    assert not [c for c in cluster.values() if c["remedy"] in ("check_cable", "reset_gpu", "drain", "rma")]
+    assert not any(_rdma_checked(document, host) for host in ("node01", "node02", "node03", "node04"))
