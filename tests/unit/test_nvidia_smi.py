@@ -284,7 +284,7 @@ def _flat_keys(value, prefix=""):
 def _contract_keys():
     gpu = {"index", "name", "brand", "architecture", "uuid", "serial", "pci_bus_id", "vbios_version",
            "persistence_mode", "mig_mode", "memory", "temperature", "power", "clocks", "pcie", "fan_speed_pct", "fabric",
-           "performance_state", "ecc", "retired_pages", "remapped_rows", "throttle", "processes", "unreadable"}
+           "performance_state", "ecc", "retired_pages", "remapped_rows", "throttle", "processes", "mig_devices", "unreadable"}
     nested = {
         "mig_mode": ("current", "pending"), "memory": ("total_mib", "used_mib", "reserved_mib"),
         "temperature": ("gpu_c", "memory_c", "shutdown_c", "slowdown_c", "max_operating_c", "memory_max_c",

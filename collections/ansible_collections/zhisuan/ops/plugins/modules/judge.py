@@ -61,7 +61,7 @@ options:
   expected:
     description:
       - The node's bill of materials and baseline, usually C(zhisuan_expected) (C(gpu_count), C(gpu_model),
-        C(driver_version), C(cuda_version)).
+        C(driver_version), C(cuda_version), C(mig_devices_per_gpu)).
     type: dict
     default: {}
   thresholds:

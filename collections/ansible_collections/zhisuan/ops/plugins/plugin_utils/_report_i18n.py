@@ -96,7 +96,8 @@ CHECK_SUBJECTS = (
     N_("check:gpu.collect"), N_("check:gpu.count.present"), N_("check:gpu.count.visible"),
     N_("check:gpu.cuda.version"), N_("check:gpu.driver.version"), N_("check:gpu.ecc.aggregate_uncorrectable"),
     N_("check:gpu.ecc.mode"), N_("check:gpu.ecc.volatile_uncorrectable"), N_("check:gpu.fabric.state"),
-    N_("check:gpu.facts.readable"), N_("check:gpu.memory.total"), N_("check:gpu.model.name"),
+    N_("check:gpu.facts.readable"), N_("check:gpu.memory.total"), N_("check:gpu.mig.mode"),
+    N_("check:gpu.model.name"),
     N_("check:gpu.nvlink.count"), N_("check:gpu.nvlink.links"), N_("check:gpu.nvlink.speed"),
     N_("check:gpu.pcie.generation"), N_("check:gpu.pcie.width"), N_("check:gpu.power.draw"),
     N_("check:gpu.power.limit"), N_("check:gpu.readout.unreadable"), N_("check:gpu.remap.failure"),
@@ -122,6 +123,7 @@ CHECK_SUBJECTS = (
 # Why a check did not apply, by check id (the reason its judge gives for status skip; one reason per id), looked up
 # as skip-reason:<id>. A skipped check without one is shown as its subject "does not apply".
 SKIP_REASONS = (
+    N_("skip-reason:burn.mig.untested"), N_("skip-reason:dcgm.diag.tests"),
     N_("skip-reason:dcgm.eud.result"), N_("skip-reason:gpu.cuda.version"), N_("skip-reason:gpu.fabric.state"),
     N_("skip-reason:gpu.remap.failure"), N_("skip-reason:gpu.remap.pending"), N_("skip-reason:gpu.remap.uncorrectable"),
     N_("skip-reason:gpu.retired_pages.count"), N_("skip-reason:gpu.retired_pages.pending"),

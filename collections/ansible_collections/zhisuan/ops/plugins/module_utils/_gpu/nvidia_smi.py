@@ -257,6 +257,36 @@ def _processes(gpu_node, gpu, warn):
     return result
 
 
+# One MIG device (GPU instance / compute instance) of a GPU in MIG mode: XML nests <mig_device> in <mig_devices>,
+# text prints "MIG Device" blocks straight under the GPU; memory is "FB Memory Usage" (XML) or "Shared FB Memory
+# Usage" (text), the SMs "Device Attributes / Shared / Multiprocessor count".
+MIG_DEVICE_FIELDS = (
+    ("index", ("index",)),
+    ("gpu_instance_id", ("gpu_instance_id",)),
+    ("compute_instance_id", ("compute_instance_id",)),
+    ("memory_total_mib", ("fb_memory_usage/total", "shared_fb_memory_usage/total")),
+    ("multiprocessors", ("device_attributes/shared/multiprocessor_count",)),
+)
+
+
+def _mig_devices(gpu_node, gpu, warn):
+    """The GPU's MIG devices (a list, in the order printed), or None when the output lists none."""
+    section = gpu_node.child("mig_devices")
+    nodes = section.children_named("mig_device") if section is not None else []
+    nodes = nodes or gpu_node.children_named("mig_device")
+    if not nodes:
+        return None
+    devices = []
+    for position, node in enumerate(nodes):
+        device = {}
+        for name, alternatives in MIG_DEVICE_FIELDS:
+            found = _first(node, alternatives)
+            device[name] = _value(found.value if found is not None else None, "num",
+                                  "mig_devices.%d.%s" % (position, name), gpu, warn)
+        devices.append(device)
+    return devices
+
+
 def _gpu(gpu_node, position, warn):
     gpu = {"index": None}
     for path, _kind, _alts in FIELDS[:5]:
@@ -269,6 +299,7 @@ def _gpu(gpu_node, position, warn):
     gpu["remapped_rows"] = None
     gpu["throttle"] = dict((key, None) for key in THROTTLE_KEYS)
     gpu["processes"] = None
+    gpu["mig_devices"] = None
     gpu["unreadable"] = []
 
     _check_section(gpu_node, "gpu", "a GPU block", warn)
@@ -293,6 +324,7 @@ def _gpu(gpu_node, position, warn):
     gpu["remapped_rows"] = _remapped_rows(gpu_node, gpu, warn)
     _throttle(gpu_node, gpu, warn)
     gpu["processes"] = _processes(gpu_node, gpu, warn)
+    gpu["mig_devices"] = _mig_devices(gpu_node, gpu, warn)
     return gpu
 
 

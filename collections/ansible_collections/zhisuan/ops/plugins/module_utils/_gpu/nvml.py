@@ -158,6 +158,8 @@ def _gpu(nvml, handle, position):
     gpu["processes"] = [{"pid": getattr(item, "pid", None), "type": "C", "name": None,
                          "used_memory_mib": _scaled(getattr(item, "usedGpuMemory", None), _MIB, 0)}
                         for item in processes]
+    # MIG devices are not walked through NVML (nvmlDeviceGetMigDeviceHandleByIndex per instance); the MIG mode is
+    gpu["mig_devices"] = None
     gpu["unreadable"] = read.unreadable
     return gpu
 

@@ -38,7 +38,9 @@ NVLink (``_nvlink_checks``) is judged against the profile's ``nvlink.links`` and
 (sites override them with profile overrides); ``nvlink: null`` in a profile marks a PCIe model (checks skipped).
 The NVLink error counters' growth (``_nvlink_errors``: ``gpu.nvlink.errors``, thresholds ``nvlink_replay_max`` (0),
 ``nvlink_recovery_max`` (0), ``nvlink_crc_per_s_max`` (100)) is judged only when it was collected
-(``OPTIONAL_GPU_CHECK_IDS``, right after ``gpu.nvlink.speed``).
+(``OPTIONAL_GPU_CHECK_IDS``, right after ``gpu.nvlink.speed``). ``gpu.mig.mode`` (right after ``gpu.memory.total``)
+is judged only for a GPU in MIG mode or with a MIG mode change pending (``_gpu_checks.GpuChecks.mig``; the count of
+MIG devices against ``zhisuan_expected.mig_devices_per_gpu`` when set).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ GPU_CHECK_IDS = (
     "gpu.readout.unreadable",
 )
 # Checks of a GPU that run only when their facts were collected (gpu_info nvlink_errors_window > 0).
-OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors",)
+OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors", "gpu.mig.mode")
 
 # ---------------------------------------------------------------------------------------------- public API
 
@@ -186,6 +188,7 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
         gpu_ctx = GpuChecks(host, gpu, "GPU %s" % (index if index is not None else position))
         gpu_ctx.model(model_rx, model_text)
         gpu_ctx.memory(profile)
+        gpu_ctx.mig(expected)
         gpu_ctx.ecc(limits)
         gpu_ctx.remap(limits)
         gpu_ctx.retired_pages(limits)
