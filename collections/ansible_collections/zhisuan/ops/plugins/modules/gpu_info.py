@@ -64,6 +64,15 @@ options:
       - Its failure is not fatal; it is reported in RV(gpu.nvlink_errors_error). Not read with O(src).
     type: int
     default: 0
+  throttle_window:
+    description:
+      - Seconds between the C(nvidia-smi -q -x) read and a second one, whose clocks event reasons counters (how long
+        power capping, thermal slowdown and power braking held the clocks down, drivers 535 and later) give the share
+        of the window each cause held them down, per GPU, in RV(gpu.throttle_window). V(0) does not read it.
+      - The module waits this long (after O(nvlink_errors_window) when both are set). Its failure is not fatal; it is
+        reported in RV(gpu.throttle_window_error). Not read with O(src) or O(source=nvml).
+    type: int
+    default: 0
 seealso:
   - name: nvidia-smi documentation
     description: The NVIDIA System Management Interface and its C(-q) output.
@@ -151,6 +160,16 @@ gpu:
     nvlink_errors_error:
       description: Why C(nvidia-smi nvlink -e) could not be read, else V(null).
       type: str
+    throttle_window:
+      description:
+        - The clocks event reasons counters' growth over O(throttle_window) seconds, V(null) when not read.
+        - C(window_s) and C(gpus), one per GPU with counters in both reads (C(index), C(pci_bus_id), C(held_us) and
+          C(share_pct) per cause - C(sw_power_cap), C(sync_boost), C(sw_thermal_slowdown), C(hw_thermal_slowdown),
+          C(hw_power_brake_slowdown) - and C(reset), true when a counter went down because the driver reloaded).
+      type: dict
+    throttle_window_error:
+      description: Why the second C(nvidia-smi -q -x) could not be read, else V(null).
+      type: str
     gpus:
       description: One record per GPU, in the order nvidia-smi printed them.
       type: list
@@ -215,6 +234,17 @@ gpu:
           description: Processes using the GPU (C(pid), C(type), C(name), C(used_memory_mib)).
           type: list
           elements: dict
+        mig_devices:
+          description:
+            - The GPU's MIG devices (C(index), C(gpu_instance_id), C(compute_instance_id), C(memory_total_mib),
+              C(multiprocessors)), V(null) when none is printed.
+          type: list
+          elements: dict
+        throttle_counters_us:
+          description:
+            - Microseconds each cause held the clocks down since the driver loaded (C(sw_power_cap), C(sync_boost),
+              C(sw_thermal_slowdown), C(hw_thermal_slowdown), C(hw_power_brake_slowdown)), V(null) when not printed.
+          type: dict
         unreadable:
           description: Field paths whose value read C(ERR!).
           type: list

@@ -142,6 +142,8 @@ PARTS = (
              "max_output": _cap("check_gpu_max_output", "nvidia_smi"),
              "nvlink_errors_window": (("check_gpu_nvlink_errors_window",
                                        ("zhisuan_thresholds", "gpu", "nvlink_errors_window_s")), 0, "int"),
+             "throttle_window": (("check_gpu_throttle_window",
+                                  ("zhisuan_thresholds", "gpu", "throttle_window_s")), 0, "int"),
          },
          judge={
              "profile": _PROFILE,

@@ -9,7 +9,9 @@
 
 The same run also reads ``nvidia-smi nvlink -s`` (option ``nvlink``) into each GPU's ``nvlink`` fact and, with
 ``nvlink_errors_window`` > 0, ``nvidia-smi nvlink -e`` twice that many seconds apart into ``nvlink_errors`` (the
-counters' growth over the window). The ``-q -x`` call is the one that must work: when only an nvlink call fails, the
+counters' growth over the window), and with ``throttle_window`` > 0 a second ``nvidia-smi -q -x`` that many seconds
+after the first into ``throttle_window`` (the clocks event reasons counters' growth). The first ``-q -x`` call is the
+one that must work: when only an nvlink call fails, the
 facts are still returned, with the reason in ``nvlink_error`` / ``nvlink_errors_error``, so the judge turns that into
 an ``error`` check for NVLink alone.
 """
@@ -28,6 +30,7 @@ GPU_INFO_ARGSPEC = dict(
     src=dict(type="path"),
     nvlink=dict(type="bool", default=True),
     nvlink_errors_window=dict(type="int", default=0),
+    throttle_window=dict(type="int", default=0),
     source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
 )
 
@@ -95,6 +98,26 @@ def with_nvlink_errors(facts, nvidia_smi_path, timeout, window_s, sleep=time.sle
     return result
 
 
+def with_throttle_window(facts, nvidia_smi_path, timeout, window_s, sleep=time.sleep):
+    """``facts`` with ``throttle_window`` (the clocks event reasons counters' growth over ``window_s`` seconds: a
+    second ``nvidia-smi -q -x`` read that long after the first; None when not read) and ``throttle_window_error``."""
+    result = dict(facts)
+    result["throttle_window"], result["throttle_window_error"] = None, None
+    if not window_s:
+        return result
+    try:
+        sleep(window_s)
+        second = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
+        try:
+            later = nvidia_smi.parse_xml(second.stdout)
+        except ZhisuanError as exc:
+            raise attach(exc, second)
+        result["throttle_window"] = nvidia_smi.throttle_growth(facts, later, window_s)
+    except ZhisuanError as exc:
+        result["throttle_window_error"] = exc.message
+    return result
+
+
 def collect_facts(nvidia_smi_path, timeout, with_links=True, warn=None):
     """One ``nvidia-smi -q -x`` (fatal on failure) plus, with ``with_links``, ``nvidia-smi nvlink -s``."""
     result = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
@@ -114,12 +137,15 @@ def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
         facts = _no_nvlink(nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn))
-        return {"gpu": with_nvlink_errors(facts, None, None, 0)}
+        return {"gpu": with_throttle_window(with_nvlink_errors(facts, None, None, 0), None, None, 0)}
     if params.get("source") == "nvml":
-        return {"gpu": with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0)}
+        return {"gpu": with_throttle_window(with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0), None,
+                                            None, 0)}
     window = params.get("nvlink_errors_window") or 0
-    if window < 0:
-        raise OptionError("nvlink_errors_window", "nvlink_errors_window must be 0 (off) or a number of seconds, got %s"
-                          % window)
+    throttle_window = params.get("throttle_window") or 0
+    for name, value in (("nvlink_errors_window", window), ("throttle_window", throttle_window)):
+        if value < 0:
+            raise OptionError(name, "%s must be 0 (off) or a number of seconds, got %s" % (name, value))
     facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
-    return {"gpu": with_nvlink_errors(facts, params["nvidia_smi_path"], params["timeout"], window)}
+    facts = with_nvlink_errors(facts, params["nvidia_smi_path"], params["timeout"], window)
+    return {"gpu": with_throttle_window(facts, params["nvidia_smi_path"], params["timeout"], throttle_window)}

@@ -160,6 +160,7 @@ def _gpu(nvml, handle, position):
                         for item in processes]
     # MIG devices are not walked through NVML (nvmlDeviceGetMigDeviceHandleByIndex per instance); the MIG mode is
     gpu["mig_devices"] = None
+    gpu["throttle_counters_us"] = None  # NVML's field values (NVML_FI_DEV_CLOCKS_EVENT_REASON_*) are not read
     gpu["unreadable"] = read.unreadable
     return gpu
 
