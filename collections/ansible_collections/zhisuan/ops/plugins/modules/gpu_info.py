@@ -38,7 +38,14 @@ options:
     description:
       - Path, on the node, of a saved C(nvidia-smi -q) text dump or C(nvidia-smi -q -x) XML file to read instead
         of running O(nvidia_smi_path). The form is detected from the content.
-      - NVLink states are not read from a saved dump; every RV(gpu.gpus[].nvlink) is then V(null).
+      - NVLink states are read from a saved dump only with O(nvlink_src); without it every RV(gpu.gpus[].nvlink) is
+        then V(null).
+    type: path
+  nvlink_src:
+    description:
+      - With O(src), path on the node of a saved C(nvidia-smi nvlink -s) output whose link states fill
+        RV(gpu.gpus[].nvlink), read with the same line-by-line reader as the live call.
+      - A file that cannot be read or holds no GPU block is reported in RV(gpu.nvlink_error), as a failing call is.
     type: path
   nvlink:
     description:

@@ -28,6 +28,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach,
 GPU_INFO_ARGSPEC = dict(
     nvidia_smi_path=dict(type="str", default="nvidia-smi"),
     src=dict(type="path"),
+    nvlink_src=dict(type="path"),
     nvlink=dict(type="bool", default=True),
     nvlink_errors_window=dict(type="int", default=0),
     throttle_window=dict(type="int", default=0),
@@ -133,10 +134,27 @@ def _no_nvlink(facts):
     return facts
 
 
+def saved_nvlink(facts, path, warn=None):
+    """``facts`` with each GPU's ``nvlink`` fact from a saved ``nvidia-smi nvlink -s`` output (``nvlink_src``).
+    A file that cannot be read or holds no GPU block is the ``nvlink_error`` (an ``error`` check for NVLink alone),
+    as a failing ``nvlink -s`` call is."""
+    try:
+        status = nvlink.parse_status(read_saved(path, nvlink.TOOL), warn=warn)
+    except ZhisuanError as exc:
+        result = nvlink.attach(facts, [])
+        result["nvlink_error"] = "%s (file %s)" % (exc.message, path)
+        return result
+    result = nvlink.attach(facts, status, warn=warn)
+    result["nvlink_error"] = None
+    return result
+
+
 def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
-        facts = _no_nvlink(nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn))
+        facts = nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn)
+        facts = saved_nvlink(facts, params["nvlink_src"], warn=module.warn) if params.get("nvlink_src") \
+            else _no_nvlink(facts)
         return {"gpu": with_throttle_window(with_nvlink_errors(facts, None, None, 0), None, None, 0)}
     if params.get("source") == "nvml":
         return {"gpu": with_throttle_window(with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0), None,
