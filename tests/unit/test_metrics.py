@@ -163,3 +163,22 @@ def test_scraped_by_a_real_prometheus(tmp_path):
     finally:
         for daemon in reversed(daemons):
             daemon.stop()
+
+
+def test_the_dashboard_panels_query_rendered_series():
+    """The shipped dashboard's zhisuan.ops panels name series and labels the renderer writes."""
+    import json
+    import os
+    path = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "roles", "monitoring", "files", "dashboards",
+                        "zhisuan-gpu-health.json")
+    with open(path, encoding="utf-8") as handle:
+        exprs = [target["expr"] for panel in json.load(handle)["panels"] for target in panel["targets"]
+                 if "zhisuan_" in target["expr"]]
+    assert len(exprs) >= 2
+    found = samples(_metrics.render(_doc()))
+    names = set(metric for metric, dummy in found)
+    labels = set(name for dummy, pairs in found for name, dummy2 in pairs)
+    for expr in exprs:
+        assert set(re.findall(r"\bzhisuan_[a-z_]+", expr)) <= names, expr
+        for group in re.findall(r"by \(([^)]*)\)", expr):
+            assert set(item.strip() for item in group.split(",")) <= labels, expr
