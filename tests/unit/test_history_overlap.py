@@ -342,3 +342,25 @@ def test_an_inspection_sees_only_the_leases_of_runs_still_going(tmp_path):
     live = _lease.live(folder)
     assert list(live) == ["node01"] and live["node01"]["run_id"] == "run-live"
     assert _lease.live(str(tmp_path / "none")) == {}
+
+
+def test_a_killed_run_not_yet_reaped_or_a_reused_pid_does_not_hold_a_lease(tmp_path):
+    folder = str(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while _lease._proc_stat(proc.pid)[0] != "Z" and time.monotonic() < deadline:  # exited, not reaped: a zombie
+        time.sleep(0.01)
+    try:
+        _lease.claim(folder, ["node01"], "run-zombie", proc.pid)
+        assert _lease.live(folder) == {}
+    finally:
+        proc.wait(timeout=30)
+    # a live process whose start time is not the lease's: the number was given to another process
+    _lease.claim(folder, ["node02"], "run-a", os.getpid())
+    assert _lease.holder(folder, "node02")["start"] == _lease.process_start(os.getpid())
+    path = _lease.lease_path(folder, "node02")
+    lease = json.load(open(path))
+    lease["start"] = "1"
+    with open(path, "w") as handle:
+        json.dump(lease, handle)
+    assert _lease.claim(folder, ["node02"], "run-b", os.getpid())[0] == ["node02"]

@@ -101,6 +101,7 @@ class ActionModule(ActionBase):
             fleet_checks = judge_fleet(hosts, where, args["fleet_thresholds"])
         except FleetError as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s" % exc)
+
         def planned(leased=None):
             return make_plan(hosts, policy, scheduler=scheduler, fleet=args["fleet"] or len(hosts),
                              approved=args["approved"], batch_size=args["batch_size"], only=args["only"],

@@ -8,7 +8,8 @@
 """Node leases: two remediation runs at once never act on the same node.
 
 A run that plans to act on a node claims its lease first: ``<history dir>/leases/<safe node name>.json`` holding
-the run id, the controller's host name and the process id of the run (``ansible-playbook``), and the time. Every
+the run id, the controller's host name, the process id of the run (``ansible-playbook``) and its start time, and
+the time. Every
 claim and release happens under one lock (``flock`` of ``leases/.lock``, with a timeout), so two runs claiming at
 once see each other. A lease of another run is respected while that run may still be going: its process is alive
 on this controller, or it was taken on another controller (an AWX job in its own container) less than
@@ -43,13 +44,37 @@ def lease_path(history_dir, node):
     return os.path.join(history_dir, DIR_NAME, safe_name(node, default="node") + ".json")
 
 
-def _alive(pid):
+def _proc_stat(pid):
+    """(state, start time in clock ticks since boot) of process ``pid`` from /proc, or None where there is no /proc
+    entry to read."""
+    try:
+        with open("/proc/%d/stat" % int(pid), "r") as handle:
+            text = handle.read()
+    except (OSError, TypeError, ValueError):
+        return None
+    fields = text[text.rfind(")") + 2:].split()
+    return (fields[0], fields[19]) if len(fields) > 19 else None
+
+
+def process_start(pid):
+    """The start time of process ``pid`` (clock ticks since boot, as /proc has it), or None."""
+    stat = _proc_stat(pid)
+    return stat[1] if stat else None
+
+
+def _alive(pid, start=None):
+    """Whether process ``pid`` still runs: it exists, is no zombie (killed, not yet reaped by its parent) and, when
+    ``start`` is known, started then (not a new process that got the number)."""
     try:
         os.kill(int(pid), 0)
     except (OSError, TypeError, ValueError) as exc:
         # EPERM: the process exists, it is another user's
-        return getattr(exc, "errno", None) == errno.EPERM
-    return True
+        if getattr(exc, "errno", None) != errno.EPERM:
+            return False
+    stat = _proc_stat(pid)
+    if stat is None:
+        return True
+    return stat[0] != "Z" and (start is None or str(start) == stat[1])
 
 
 def holder(history_dir, node):
@@ -83,7 +108,7 @@ def stale(lease, now=None, here=None, max_age_h=MAX_AGE_H):
     if taken is None:
         return "its time %r is not an ISO 8601 time" % (lease.get("time"),)
     if lease.get("host") == here:
-        if not _alive(lease.get("pid")):
+        if not _alive(lease.get("pid"), lease.get("start")):
             return "its run (pid %s on %s) is gone" % (lease.get("pid"), here)
         return None
     age_h = (now - taken).total_seconds() / 3600.0
@@ -139,6 +164,8 @@ def claim(history_dir, nodes, run_id, pid, host=None, now=None, timeout=None, ma
                 continue
             lease = {"node": node, "run_id": run_id, "host": host, "pid": int(pid),
                      "time": now.replace(microsecond=0).isoformat()}
+            if host == socket.gethostname():
+                lease["start"] = process_start(pid)
             if current is not None:
                 lease["took_over"] = {"run_id": current.get("run_id"), "why": why}
             try:
