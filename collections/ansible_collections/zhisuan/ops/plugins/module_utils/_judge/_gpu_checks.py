@@ -321,10 +321,10 @@ class GpuChecks(MemoryChecks):
                                                          want),
                      remedy="investigate", evidence=evidence)
         else:
-            self.add("gpu.mig.mode", "pass", observed=len(devices), expected="== %s" % want if want is not None
-                     else None, message="%s is in MIG mode with %s (%s)" % (self.label,
-                                                                          plural(len(devices), "MIG device"), memory),
-                     evidence=evidence)
+            expected = "== %s" % want if want is not None else None
+            named = plural(len(devices), "MIG device")
+            self.add("gpu.mig.mode", "pass", observed=len(devices), expected=expected,
+                     message="%s is in MIG mode with %s (%s)" % (self.label, named, memory), evidence=evidence)
 
     def readout(self):
         unreadable = self.gpu.get("unreadable") or []

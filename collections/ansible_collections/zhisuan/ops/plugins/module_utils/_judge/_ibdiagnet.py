@@ -45,8 +45,8 @@ def _check(check_id, summary, links, where):
     errors = sum(row["errors"] for row in stages)
     warnings = sum(row["warnings"] for row in stages)
     seen_errors = [message for message in messages if message["level"] == "error"]
-    failing = sorted(set(row["stage"] for row in stages if row["errors"]) | set(m["stage"] for m in seen_errors
-                                                                                 if m.get("stage")))
+    staged = set(m["stage"] for m in seen_errors if m.get("stage"))
+    failing = sorted(set(row["stage"] for row in stages if row["errors"]) | staged)
     evidence = "\n".join("line %d (%s): %s" % (m["line"], m["stage"], m["text"])
                          for m in (seen_errors or messages)[:MAX_EVIDENCE])
     what = "links" if links else "subnet"
