@@ -21,8 +21,6 @@ What damaged or odd outputs hold and these helpers turn into ``None`` (a number)
 Pure functions, standard library only.
 """
 
-from __future__ import annotations
-
 import datetime
 import json
 import math

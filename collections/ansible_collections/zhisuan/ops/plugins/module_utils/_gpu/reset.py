@@ -20,8 +20,6 @@ Guards (each refusal names the GPU and why; nothing is reset when any guard refu
 ``index`` is the minor number, which need not be the same).
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError

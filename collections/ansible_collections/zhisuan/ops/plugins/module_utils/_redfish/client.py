@@ -26,8 +26,6 @@ context loads the system CA store (some 35 ms), which ``open_url`` would do agai
 one inventory takes.
 """
 
-from __future__ import annotations
-
 import http.client
 import json
 import time

@@ -12,8 +12,6 @@ resource does not carry are None; blank strings (some BMCs send ``" "``) are Non
 readings are in transform_env.py.
 """
 
-from __future__ import annotations
-
 import datetime
 import math
 import re
