@@ -16,6 +16,8 @@ import datetime
 import math
 import re
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import fromisoformat
+
 HEALTH = {"ok": "OK", "warning": "Warning", "critical": "Critical"}
 PROCESSOR_TYPES = {"cpu": "CPU", "gpu": "GPU", "accelerator": "Accelerator", "fpga": "FPGA"}
 POWER_STATES = ("On", "Off", "PoweringOn", "PoweringOff")
@@ -354,7 +356,7 @@ def parse_time(value):
         return None
     candidate = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
-        moment = datetime.datetime.fromisoformat(candidate)
+        moment = fromisoformat(candidate)
     except ValueError:
         return None
     if moment.tzinfo is None:
