@@ -9,7 +9,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help sysdeps venv lab lab-down demo pdf test unit fuzz lint sanity integration molecule docs-check bench clean
+.PHONY: help sysdeps venv lab lab-down demo pdf test unit nodepy fuzz lint sanity integration molecule docs-check bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
@@ -54,8 +54,15 @@ pdf: venv
 	  -e report_language=$(LANGUAGE)
 
 # The fuzz tests run inside `unit` with a small fixed budget (tests/unit/fuzzing.py); `make fuzz` searches longer.
-unit: venv
+unit: venv nodepy
 	$(BIN)/python -m pytest -q tests/unit
+
+# The node-side code (modules and the module_utils they ship) keeps to Python 3.6 (README "On your cluster"): a
+# static check of every node-side file (the gate, needs no other Python), a compile by each python3.6..3.13 found
+# (PATH or pyenv), and the node-side parser tests under python3.6 and python3.8 in venvs of their own (.nodepy/,
+# pytest from PyPI). A Python not found is named and left out; the static check always runs.
+nodepy: venv
+	$(BIN)/python tests/node_python.py static compile tests
 
 FUZZ_EXAMPLES ?= 2000
 fuzz: venv
@@ -94,4 +101,4 @@ bench: sysdeps venv
 	$(BIN)/python bench/pairs.py --nodes 16 --pair-seconds 60
 
 clean:
-	rm -rf $(VENV) reports/out lab/run bench/out $(COLL)/tests/output
+	rm -rf $(VENV) .nodepy reports/out lab/run bench/out $(COLL)/tests/output

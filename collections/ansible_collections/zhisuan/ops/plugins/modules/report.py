@@ -5,8 +5,6 @@
 
 # This file holds the documentation only; the work is done on the controller by plugins/action/report.py.
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: report

@@ -28,8 +28,6 @@ or a path ``(variable, key, ...)`` into a mapping), the role's default, and how 
 (``int``, ``int_or_none``, ``or_none``, ``keys``). ``plugin_utils/_check_vars`` resolves them.
 """
 
-from __future__ import annotations
-
 
 class Family(object):
     """One check family (see the module's docstring)."""

@@ -9,8 +9,6 @@
 label side by side, the remapped-rows and throttle-reason fields, the sections and keys known to carry nothing the
 facts use (``IGNORED``), and the sections whose every child must be known (``CHECKED_SECTIONS``)."""
 
-from __future__ import annotations
-
 
 def _power(*fields):
     """Power fields live in <gpu_power_readings> (v12+ / "GPU Power Readings") or <power_readings> (older)."""

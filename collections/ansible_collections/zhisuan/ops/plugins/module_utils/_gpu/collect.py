@@ -16,8 +16,6 @@ facts are still returned, with the reason in ``nvlink_error`` / ``nvlink_errors_
 an ``error`` check for NVLink alone.
 """
 
-from __future__ import annotations
-
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ZhisuanError

@@ -11,8 +11,6 @@
 with any exit code accepted and the exit code only decides the error when there is no JSON to read.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ToolFailed, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, dcgm_health
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, read_saved, run, tool_failed

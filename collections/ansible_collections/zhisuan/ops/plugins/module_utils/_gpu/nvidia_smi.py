@@ -13,8 +13,6 @@ the two forms cannot drift apart. Pure functions, stdlib only; ``warn(msg)`` rep
 do not know (a new driver's field) instead of failing.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

@@ -17,8 +17,6 @@ slowdown/shutdown temperatures (never the T.Limit form). No NVLink state is read
 (``NVMLError_LibraryNotFound``), gives a typed ToolNotFound naming ``nvml``; a driver that is not loaded a ToolFailed.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_fields import REMAP_HISTOGRAM_KEYS
 

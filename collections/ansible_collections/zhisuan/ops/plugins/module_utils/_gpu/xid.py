@@ -24,8 +24,6 @@ through it): it keeps only the lines with ``NVRM: Xid`` (at most ``MAX_XID_LINES
 the others counted), so a storm of unrelated kernel lines costs counters, not memory.
 """
 
-from __future__ import annotations
-
 import calendar
 import collections
 import re

@@ -21,8 +21,6 @@ so a kernel-log storm of unrelated lines costs the node counters, not memory; on
 ``ToolOutputTooLarge``.
 """
 
-from __future__ import annotations
-
 import re
 import time
 
