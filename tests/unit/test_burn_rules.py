@@ -244,3 +244,14 @@ def test_every_gpu_in_mig_mode_skips_the_burn(a100, a100_node):
                                            "GPU 7 are in MIG mode")
     # without MIG, a burn that tested nothing fails
     assert burn.judge_burn("node01", facts, a100, gpu_facts=a100_node)[0]["status"] == "fail"
+
+
+def test_a_gpu_in_mig_mode_with_no_index_is_named_by_its_bus_id(real_burn, a100, a100_node):
+    # facts that give no index (a partial nvidia-smi read): the label is the bus id, never a position among MIG GPUs
+    node = _in_mig(a100_node, 5)
+    bus_id = node["gpus"][5]["pci_bus_id"]
+    del node["gpus"][5]["index"]
+    facts = copy.deepcopy(real_burn)
+    del facts["gpus"][5]
+    untested = by_id(burn.judge_burn("node01", facts, a100, gpu_facts=node), "burn.mig.untested")
+    assert [check["component"] for check in untested] == [bus_id]

@@ -18,8 +18,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseEr
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink_errors
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import (
     collect_facts,
-    read_nvlink_errors,
-    with_nvlink_errors,
+    with_windows,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import ThresholdError
@@ -182,18 +181,19 @@ def _program(tmp_path, first, second):
 def test_collect_reads_twice_a_window_apart(tmp_path):
     waited = []
     prog = _program(tmp_path, HEALTHY, edited(HEALTHY, "Link 0: Recovery Errors", 1))
-    data = read_nvlink_errors(prog, 30, 45, sleep=waited.append)
-    assert waited == [45] and data["window_s"] == 45
+    facts = with_windows({"gpus": []}, prog, 30, 45, 0, sleep=waited.append)
+    data = facts["nvlink_errors"]
+    assert waited == [45] and data["window_s"] == 45 and facts["throttle_window"] is None
     assert data["gpus"][0]["links"][0]["counters"]["recovery"]["delta"] == 1
 
 
 def test_collect_failure_is_kept_as_the_reason(tmp_path):
     prog = _program(tmp_path, HEALTHY, "\x00binary")
-    facts = with_nvlink_errors({"gpus": []}, prog, 30, 5, sleep=lambda s: None)
+    facts = with_windows({"gpus": []}, prog, 30, 5, 0, sleep=lambda s: None)
     assert facts["nvlink_errors"] is None
     assert facts["nvlink_errors_error"].startswith("nvidia-smi nvlink -e: output contains binary data")
-    assert with_nvlink_errors({"gpus": []}, prog, 30, 0) == {"gpus": [], "nvlink_errors": None,
-                                                             "nvlink_errors_error": None}
+    assert with_windows({"gpus": []}, prog, 30, 0, 0) == {"gpus": [], "nvlink_errors": None, "nvlink_errors_error": None,
+                                                          "throttle_window": None, "throttle_window_error": None}
 
 
 def test_lab_fault_grows_between_two_reads(tmp_path):
@@ -207,7 +207,12 @@ def test_lab_fault_grows_between_two_reads(tmp_path):
     prog.write_text('#!/bin/sh\nexec %s -I -S %s --state %s "$@"\n'
                     % (sys.executable, os.path.join(REPO, "lab", "sim", "nvidia_smi.py"), state))
     prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
-    facts = with_nvlink_errors(collect_facts(str(prog), 30), str(prog), 30, 10, sleep=lambda s: None)
+    waited = []
+    facts = with_windows(collect_facts(str(prog), 30), str(prog), 30, 10, 30, sleep=waited.append)
+    # the two windows run at once: 30 s in all, not 40; each judged over its own length
+    assert waited == [10, 20]
+    assert facts["nvlink_errors"]["window_s"] == 10 and facts["throttle_window"]["window_s"] == 30
+    assert facts["throttle_window_error"] is None
     checks = [c for c in rules.judge_gpu("unit01", facts, None) if c["id"] == "gpu.nvlink.errors"]
     assert len(checks) == 8
     bad = [(c["component"].split(" (")[0], c["status"], c["remedy"]) for c in checks if c["status"] != "pass"]

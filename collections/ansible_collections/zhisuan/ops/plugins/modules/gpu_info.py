@@ -74,8 +74,9 @@ options:
       - Seconds between the C(nvidia-smi -q -x) read and a second one, whose clocks event reasons counters (how long
         power capping, thermal slowdown and power braking held the clocks down, drivers 535 and later) give the share
         of the window each cause held them down, per GPU, in RV(gpu.throttle_window). V(0) does not read it.
-      - The module waits this long (after O(nvlink_errors_window) when both are set). Its failure is not fatal; it is
-        reported in RV(gpu.throttle_window_error). Not read with O(src) or O(source=nvml).
+      - The module waits this long; with O(nvlink_errors_window) also set, the two windows run at the same time (the
+        module waits the longer one). Its failure is not fatal; it is reported in RV(gpu.throttle_window_error). Not
+        read with O(src) or O(source=nvml).
     type: int
     default: 0
 seealso:

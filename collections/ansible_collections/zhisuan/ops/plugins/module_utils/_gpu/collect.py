@@ -68,52 +68,54 @@ def with_nvlink(facts, nvidia_smi_path, timeout, warn=None):
     return result
 
 
-def read_nvlink_errors(nvidia_smi_path, timeout, window_s, sleep=time.sleep):
-    """``nvidia-smi nvlink -e`` read twice, ``window_s`` seconds apart: ``{"window_s", "gpus": growth, "unparsed"}``.
-    Raises a ZhisuanError (tool ``nvidia-smi nvlink -e``)."""
-    reads = []
-    for turn in range(2):
-        if turn:
-            sleep(window_s)
-        result = run([nvidia_smi_path, "nvlink", "-e"], timeout=timeout, tool=nvlink_errors.TOOL)
-        try:
-            reads.append(nvlink_errors.parse(result.stdout))
-        except ZhisuanError as exc:
-            raise attach(exc, result)
-    return {"window_s": window_s, "gpus": nvlink_errors.growth(reads[0], reads[1], window_s),
-            "unparsed": reads[1]["unparsed"]}
-
-
-def with_nvlink_errors(facts, nvidia_smi_path, timeout, window_s, sleep=time.sleep):
-    """``facts`` with ``nvlink_errors`` (the growth over the window, None when not read) and ``nvlink_errors_error``."""
-    result = dict(facts)
-    result["nvlink_errors"], result["nvlink_errors_error"] = None, None
-    if not window_s:
-        return result
+def _nvlink_errors_read(nvidia_smi_path, timeout):
+    result = run([nvidia_smi_path, "nvlink", "-e"], timeout=timeout, tool=nvlink_errors.TOOL)
     try:
-        result["nvlink_errors"] = read_nvlink_errors(nvidia_smi_path, timeout, window_s, sleep=sleep)
+        return nvlink_errors.parse(result.stdout)
     except ZhisuanError as exc:
-        result["nvlink_errors_error"] = exc.message
-    return result
+        raise attach(exc, result)
 
 
-def with_throttle_window(facts, nvidia_smi_path, timeout, window_s, sleep=time.sleep):
-    """``facts`` with ``throttle_window`` (the clocks event reasons counters' growth over ``window_s`` seconds: a
-    second ``nvidia-smi -q -x`` read that long after the first; None when not read) and ``throttle_window_error``."""
-    result = dict(facts)
-    result["throttle_window"], result["throttle_window_error"] = None, None
-    if not window_s:
-        return result
+def _nvlink_errors_growth(first, second, window_s):
+    return {"window_s": window_s, "gpus": nvlink_errors.growth(first, second, window_s),
+            "unparsed": second["unparsed"]}
+
+
+def _throttle_read(facts, nvidia_smi_path, timeout, window_s):
+    second = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
     try:
-        sleep(window_s)
-        second = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
-        try:
-            later = nvidia_smi.parse_xml(second.stdout)
-        except ZhisuanError as exc:
-            raise attach(exc, second)
-        result["throttle_window"] = nvidia_smi.throttle_growth(facts, later, window_s)
+        later = nvidia_smi.parse_xml(second.stdout)
     except ZhisuanError as exc:
-        result["throttle_window_error"] = exc.message
+        raise attach(exc, second)
+    return nvidia_smi.throttle_growth(facts, later, window_s)
+
+
+def with_windows(facts, nvidia_smi_path, timeout, nvlink_window, throttle_window, sleep=time.sleep):
+    """``facts`` with the two collect windows, which run at the same time (the longer one's length in all, not their
+    sum): ``nvlink_errors`` (``nvidia-smi nvlink -e`` read at the start and ``nvlink_window`` s later) and
+    ``throttle_window`` (a second ``nvidia-smi -q -x`` ``throttle_window`` s after the one that made ``facts``), each
+    None when not read, with its ``*_error``. A window of 0 is not read; one read that fails spoils its window only."""
+    result = dict(facts)
+    result.update(nvlink_errors=None, nvlink_errors_error=None, throttle_window=None, throttle_window_error=None)
+    first = None
+    if nvlink_window:
+        try:
+            first = _nvlink_errors_read(nvidia_smi_path, timeout)
+        except ZhisuanError as exc:
+            result["nvlink_errors_error"] = exc.message
+    due = sorted((window, name) for name, window in (("nvlink_errors", nvlink_window if first else 0),
+                                                    ("throttle_window", throttle_window)) if window)
+    waited = 0
+    for window, name in due:
+        sleep(window - waited)
+        waited = window
+        try:
+            if name == "nvlink_errors":
+                result[name] = _nvlink_errors_growth(first, _nvlink_errors_read(nvidia_smi_path, timeout), window)
+            else:
+                result[name] = _throttle_read(facts, nvidia_smi_path, timeout, window)
+        except ZhisuanError as exc:
+            result[name + "_error"] = exc.message
     return result
 
 
@@ -153,15 +155,13 @@ def collect_gpu_facts(module):
         facts = nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn)
         facts = saved_nvlink(facts, params["nvlink_src"], warn=module.warn) if params.get("nvlink_src") \
             else _no_nvlink(facts)
-        return {"gpu": with_throttle_window(with_nvlink_errors(facts, None, None, 0), None, None, 0)}
+        return {"gpu": with_windows(facts, None, None, 0, 0)}
     if params.get("source") == "nvml":
-        return {"gpu": with_throttle_window(with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0), None,
-                                            None, 0)}
+        return {"gpu": with_windows(_no_nvlink(nvml.read_facts()), None, None, 0, 0)}
     window = params.get("nvlink_errors_window") or 0
     throttle_window = params.get("throttle_window") or 0
     for name, value in (("nvlink_errors_window", window), ("throttle_window", throttle_window)):
         if value < 0:
             raise OptionError(name, "%s must be 0 (off) or a number of seconds, got %s" % (name, value))
     facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
-    facts = with_nvlink_errors(facts, params["nvidia_smi_path"], params["timeout"], window)
-    return {"gpu": with_throttle_window(facts, params["nvidia_smi_path"], params["timeout"], throttle_window)}
+    return {"gpu": with_windows(facts, params["nvidia_smi_path"], params["timeout"], window, throttle_window)}

@@ -79,16 +79,41 @@ class GpuCheckBase(object):
                      evidence="%s=N/A" % path)
 
 
+def _mig_current(gpu):
+    mode = gpu.get("mig_mode")
+    return mode.get("current") if isinstance(mode, dict) else None
+
+
 def mig_gpus(gpu_facts):
     """The ``gpu`` facts records of the GPUs in MIG mode now (``mig_mode.current`` Enabled), in the facts' order.
     dcgmi diag and gpu-burn do not test a GPU in MIG mode as a whole GPU."""
-    gpus = (gpu_facts or {}).get("gpus") if isinstance(gpu_facts, dict) else None
-    return [gpu for gpu in gpus or [] if isinstance(gpu, dict)
-            and ((gpu.get("mig_mode") or {}) if isinstance(gpu.get("mig_mode"), dict) else {}).get("current")
-            == "Enabled"]
+    gpus = gpu_facts.get("gpus") if isinstance(gpu_facts, dict) else None
+    return [gpu for gpu in gpus or [] if isinstance(gpu, dict) and _mig_current(gpu) == "Enabled"]
 
 
 def mig_labels(gpus):
-    """``GPU 0, GPU 3``: the GPUs of ``gpus`` by index (position when it has none)."""
-    return ", ".join("GPU %s" % (gpu.get("index") if gpu.get("index") is not None else position)
-                     for position, gpu in enumerate(gpus))
+    """``GPU 0, GPU 3``: the GPUs of ``gpus`` by index (by bus id when the facts give no index)."""
+    return ", ".join("GPU %s" % gpu["index"] if gpu.get("index") is not None else gpu.get("pci_bus_id") or "a GPU"
+                     for gpu in gpus)
+
+
+def window_entry(ctx, facts, fact, check_id, unread, key):
+    """The entry of the GPU of ``ctx`` (a ``GpuChecks``) in the window facts ``facts[fact]`` (two reads of a counter
+    ``window_s`` apart, ``gpu_info``'s windows). Returns ``(data, entry)``; ``entry`` is ``None`` when the facts do
+    not name this GPU (matched by ``key`` when unique, else by index). Returns ``None`` when no check is due: the window
+    was not collected, or its second read failed (then an ``error`` check, ``unread`` saying what could not be read,
+    was added)."""
+    failure = facts.get(fact + "_error")
+    if failure:
+        ctx.add(check_id, "error", message="%s: %s, so this check could not run: %s" % (ctx.label, unread, failure),
+                remedy="investigate", evidence="%s_error: %s" % (fact, failure))
+        return None
+    data = facts.get(fact)
+    if not isinstance(data, dict):
+        return None  # not collected (window 0): no check, not a skip per GPU
+    entries = data.get("gpus") or []
+    wanted = ctx.gpu.get(key)
+    same = [entry for entry in entries if wanted and entry.get(key) == wanted]
+    if len(same) != 1:
+        same = [entry for entry in entries if entry.get("index") == ctx.gpu.get("index")]
+    return data, same[0] if len(same) == 1 else None

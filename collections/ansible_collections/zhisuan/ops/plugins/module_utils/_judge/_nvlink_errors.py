@@ -27,6 +27,7 @@ window, ``nvlink_crc_per_s_max`` (100).
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import window_entry
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, plural
 
 CHECK_ID = "gpu.nvlink.errors"
@@ -34,16 +35,6 @@ DEFAULTS = {"nvlink_replay_max": 0, "nvlink_recovery_max": 0, "nvlink_crc_per_s_
 _CRC = ("crc", "crc_flit", "crc_data")
 _NAMES = {"replay": "replay", "recovery": "recovery", "crc": "CRC", "crc_flit": "CRC flit", "crc_data": "CRC data",
           "ecc": "ECC", "data_tx": "data Tx", "data_rx": "data Rx"}
-
-
-def _match(gpu, entries):
-    """The ``nvlink -e`` entry of one GPU of the -q facts: by UUID when unique on both sides, else by index."""
-    uuid = gpu.get("uuid")
-    same = [entry for entry in entries if uuid and entry.get("uuid") == uuid]
-    if len(same) == 1:
-        return same[0]
-    indexed = [entry for entry in entries if entry.get("index") == gpu.get("index")]
-    return indexed[0] if len(indexed) == 1 else None
 
 
 def _growth(entry):
@@ -68,18 +59,12 @@ def _describe(items):
 
 def nvlink_error_checks(ctx, facts, limits):
     """Add ``gpu.nvlink.errors`` for the GPU of ``ctx`` (a ``GpuChecks``) when the counters were collected."""
-    data = facts.get("nvlink_errors")
-    failure = facts.get("nvlink_errors_error")
-    label = ctx.label
-    if failure:
-        ctx.add(CHECK_ID, "error", message="%s: the NVLink error counters could not be read, so this check could not "
-                                           "run: %s" % (label, failure),
-                remedy="investigate", evidence="nvlink_errors_error: %s" % failure)
+    found = window_entry(ctx, facts, "nvlink_errors", CHECK_ID, "the NVLink error counters could not be read", "uuid")
+    if found is None:
         return
-    if not isinstance(data, dict):
-        return  # not collected (nvlink_errors_window 0): no check, not a skip per GPU
+    data, entry = found
+    label = ctx.label
     window = data.get("window_s")
-    entry = _match(ctx.gpu, data.get("gpus") or [])
     expected = "no replay/recovery growth, CRC < %s/s over %s s" % (fmt(limits["nvlink_crc_per_s_max"]), fmt(window))
     if entry is None or not entry.get("links"):
         said = "; ".join((entry or {}).get("messages") or []) or "no link counters"

@@ -23,6 +23,7 @@ A counter that went down in the window (the driver reloaded) is a ``skip``. Both
 these causes at all.
 """
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import window_entry
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt
 
 CHECK_ID = "gpu.throttle.rate"
@@ -32,32 +33,17 @@ JUDGED = (("hw_thermal_slowdown", "HW thermal slowdown", "cooling, airflow and f
           ("sw_thermal_slowdown", "SW thermal slowdown", "cooling, airflow and fans"))
 
 
-def _entry(gpu, entries):
-    """The window entry of one GPU of the facts: by bus id, else by index (when unique)."""
-    bus = gpu.get("pci_bus_id")
-    same = [entry for entry in entries if bus and entry.get("pci_bus_id") == bus]
-    if len(same) == 1:
-        return same[0]
-    indexed = [entry for entry in entries if entry.get("index") == gpu.get("index")]
-    return indexed[0] if len(indexed) == 1 else None
-
-
 def throttle_rate_checks(ctx, facts, limits):
     """Add ``gpu.throttle.rate`` for the GPU of ``ctx`` (a ``GpuChecks``) when the counters were collected."""
-    data = facts.get("throttle_window")
-    failure = facts.get("throttle_window_error")
-    label = ctx.label
-    if failure:
-        ctx.add(CHECK_ID, "error", message="%s: the clocks event reasons counters could not be read a second time, so "
-                                           "this check could not run: %s" % (label, failure),
-                remedy="investigate", evidence="throttle_window_error: %s" % failure)
+    found = window_entry(ctx, facts, "throttle_window", CHECK_ID,
+                         "the clocks event reasons counters could not be read a second time", "pci_bus_id")
+    if found is None:
         return
-    if not isinstance(data, dict):
-        return  # not collected (throttle_window 0): no check, not a skip per GPU
+    data, entry = found
+    label = ctx.label
     window = data.get("window_s")
     warn_at, fail_at = limits["throttle_rate_warn_pct"], limits["throttle_rate_fail_pct"]
     expected = "< %s %% of %s s held down by thermal slowdown or power braking" % (fmt(warn_at), fmt(window))
-    entry = _entry(ctx.gpu, data.get("gpus") or [])
     if entry is None:
         ctx.add(CHECK_ID, "skip", expected=expected,
                 message="%s: nvidia-smi printed no clocks event reasons counters for this GPU (drivers 535 and later "

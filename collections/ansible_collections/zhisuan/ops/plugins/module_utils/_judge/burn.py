@@ -265,11 +265,10 @@ class _GpuJudge(object):
                      evidence=evidence)
 
 
-def _check_tested(host, facts, gpus, profile, gpu_facts):
+def _check_tested(host, facts, gpus, profile, gpu_facts, mig):
     tested = len(gpus)
     evidence = evidence_of(("tested_gpus", facts.get("tested_gpus")), ("gpu records", tested))
     want, source = None, None
-    mig = mig_gpus(gpu_facts)
     if gpu_facts and gpu_facts.get("gpus") is not None:
         want, source = len(gpu_facts.get("gpus") or []) - len(mig), "GPUs the driver lists"
         if mig:
@@ -315,8 +314,8 @@ def _judge_burn(host, facts, profile, thresholds=None, gpu_facts=None):
                            message="No gpu-burn facts were collected for this host, so no burn check could run",
                            remedy="investigate", evidence="burn facts: %s" % fmt(facts))]
     gpus = [gpu for gpu in facts["gpus"] if isinstance(gpu, dict)]
-    checks = [_check_tested(host, facts, gpus, profile, gpu_facts)]
     mig = mig_gpus(gpu_facts)
+    checks = [_check_tested(host, facts, gpus, profile, gpu_facts, mig)]
     if mig and checks[0]["status"] != "skip":
         checks.append(make_check(
             "burn.mig.untested", host, "skip", component=mig_labels(mig), observed="MIG mode",
