@@ -100,3 +100,23 @@ def test_the_acceptance_keeps_its_verdict_and_sign_off():
     view, html, md = rendered(rich_results(), "en")
     assert view["verdict"]["text"] == "NOT ACCEPTED" and view["title"] == "GPU cluster acceptance report"
     assert 'id="signoff"' in html and "## Verdict: NOT ACCEPTED" in md and "## Sign-off" in md
+
+
+def test_a_re_render_in_another_language_goes_beside_the_original(tmp_path):
+    results = rich_results(nodes=3)
+    first = _report.write_reports(results, str(tmp_path), ["html", "markdown", "json"])
+    assert first["html"] == str(tmp_path / "report.html")
+    english = (tmp_path / "report.html").read_text()
+    assert '<html lang="en">' in english
+    again = _report.write_reports(results, str(tmp_path), ["html", "markdown", "json"], language="zh_CN")
+    assert again["html"] == str(tmp_path / "report.zh_CN.html") and again["markdown"] == str(tmp_path / "report.zh_CN.md")
+    assert '<html lang="zh-CN">' in (tmp_path / "report.zh_CN.html").read_text()
+    assert "\u9a8c\u6536" in (tmp_path / "report.zh_CN.md").read_text()  # 验收
+    # the original is untouched, and English again rewrites the original only
+    assert (tmp_path / "report.html").read_text() == english
+    assert _report.write_reports(results, str(tmp_path), ["html"])["html"] == str(tmp_path / "report.html")
+    # a run first rendered in Chinese keeps report.html in Chinese; its English re-render goes beside it
+    zh_dir = tmp_path / "zh"
+    assert _report.write_reports(results, str(zh_dir), ["html"], language="zh_CN")["html"] == str(zh_dir / "report.html")
+    assert _report.write_reports(results, str(zh_dir), ["html"])["html"] == str(zh_dir / "report.en.html")
+    assert '<html lang="zh-CN">' in (zh_dir / "report.html").read_text()
