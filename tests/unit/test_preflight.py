@@ -110,6 +110,9 @@ def test_every_key_the_gpu_rules_read_is_a_known_threshold():
     from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu
     assert problems(zhisuan_thresholds={"gpu": dict((key, 1) for key in gpu.DEFAULT_THRESHOLDS)}) == []
     assert problems(zhisuan_thresholds={"gpu": {"nvlink_errors_window_s": 10, "bandwidth_warn_factor": 1.1}}) == []
+    # the windows gpu_info is given (the role's defaults read them from zhisuan_thresholds.gpu)
+    assert problems(zhisuan_thresholds={"gpu": {"throttle_window_s": 30}}) == []
+    assert "did you mean throttle_window_s?" in problems(zhisuan_thresholds={"gpu": {"throttle_windows_s": 30}})[0]
 
 
 @pytest.mark.parametrize("variables, unreadable, words", [

@@ -42,9 +42,9 @@ THRESHOLD_KEYS = family_table.threshold_keys()
 # a typo there (gpu.temprature_margin_c) is a mistake, not a threshold that silently keeps its default. The sections
 # with free-form content (storage jobs, nccl per test, ...) are not listed and not checked key by key.
 NESTED_THRESHOLD_KEYS = {
-    # judge_gpu and the nvbandwidth rules read zhisuan_thresholds.gpu; the gpu_info module its NVLink error window
+    # judge_gpu and the nvbandwidth rules read zhisuan_thresholds.gpu; gpu_info its windows (from the family table)
     "gpu": frozenset(_gpu_rules.DEFAULT_THRESHOLDS) | frozenset(_bandwidth_rules.DEFAULT_THRESHOLDS)
-    | frozenset(("nvlink_errors_window_s",)),
+    | family_table.collect_threshold_keys().get("gpu", frozenset()),
     "xid": frozenset(_xid_rules.DEFAULT_THRESHOLDS),
     "dcgm": frozenset(_dcgm_rules.DEFAULT_THRESHOLDS),
     # the burn rules and the stability watch around the burn
