@@ -119,7 +119,106 @@ def test_every_node_unreachable_still_writes_the_record_and_the_report(lab, tmp_
     assert validate(document) == []
     assert dict((name, record["status"]) for name, record in document["hosts"].items()) == {
         "node01": "unreachable", "node02": "unreachable"}
+    # a clean inventory prints no per-node skip header (issue 26 item 7)
+    out = runner.stdout.read()
+    assert "Skip this node" not in out and "Say why this node is not tested" not in out
+    # the connection's own words are kept: what refused, and where
+    for name in ("node01", "node02"):
+        message = document["hosts"][name]["message"]
+        assert message.startswith("host was unreachable (") and "port 9: Connection refused" in message, message
     assert (tmp_path / "out" / "test-run" / "report.html").exists()
+
+
+def test_a_group_name_typo_stops_the_run_naming_the_groups_found(lab, tmp_path):
+    """`gpu_node:` for `gpu_nodes:` matched no host: the run ran nothing and ended with rc 0, no verdict, no report."""
+    _, lab_inventory = lab
+    with open(lab_inventory) as handle:
+        doc = yaml.safe_load(handle)
+    doc["all"]["children"]["gpu_node"] = doc["all"]["children"].pop("gpu_nodes")
+    inventory = tmp_path / "typo.yml"
+    inventory.write_text(yaml.safe_dump(doc))
+    runner, document = run_playbook(tmp_path, "inspect.yml", str(inventory))
+    out = " ".join(runner.stdout.read().split())
+    assert runner.rc != 0, out[-2000:]
+    assert "no host in gpu_nodes: the run has no node to check. The inventory (%s) has the groups gpu_node;" % inventory in out
+    assert "put the GPU servers in the group gpu_nodes" in out
+    assert document is None  # nothing pretends to be a record
+
+
+def test_a_mistyped_nested_threshold_is_named_on_the_console_and_in_the_record(lab, tmp_path):
+    _, lab_inventory = lab
+
+    def typo(hosts):
+        hosts["node01"]["zhisuan_thresholds"] = {"gpu": {"temprature_margin_c": 3}}
+
+    inventory = edited(lab_inventory, tmp_path / "nested.yml", typo)
+    runner, document = run_playbook(tmp_path, "inspect.yml", inventory, tags="gpu", limit="node01,node02")
+    out = " ".join(runner.stdout.read().split())
+    assert runner.rc == 0, out[-3000:]
+    words = "zhisuan_thresholds.gpu has an unknown key 'temprature_margin_c' (did you mean temperature_margin_c?)"
+    mistake = errors(document, "node01")
+    assert [check["id"] for check in mistake] == ["run.preflight.inventory"] and words in mistake[0]["message"]
+    # on the console too, with the node's name, not only "run.preflight.inventory error"
+    assert "node01: Not tested: the inventory of this node has a mistake: " + words in out
+    assert document["hosts"]["node02"]["status"] == "pass"  # node02 was tested
+    assert any(check["id"].startswith("gpu.") for check in document["hosts"]["node02"]["checks"])
+    # the node with the mistake says so where it is left out; the clean node prints no skip line
+    assert "TASK [results : Say why this node is not tested (its inventory has mistakes)]" in out
+    assert "skipping: [node02]" not in out
+
+
+def test_a_delivery_without_the_bmc_password_names_it_and_never_tries_the_bmc(lab, tmp_path):
+    """A missing bmc_password (node01) or one whose vault variable is not there (node02) is the node's preflight
+    error; the BMC (a listener that counts every connection) is never reached."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.5)
+    port = listener.getsockname()[1]
+    seen = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            try:
+                connection, peer = listener.accept()
+            except socket.timeout:
+                continue
+            seen.append(peer)
+            connection.close()
+
+    thread = threading.Thread(target=count, daemon=True)
+    thread.start()
+    _, lab_inventory = lab
+
+    def no_password(hosts):
+        for name in ("node01", "node02"):
+            hosts[name].update({"bmc_protocol": "redfish", "bmc_address": "127.0.0.1:%d" % port,
+                                "bmc_username": "admin"})
+            hosts[name].pop("bmc_password", None)
+        hosts["node02"]["bmc_password"] = "{{ vault_bmc_password }}"
+
+    inventory = edited(lab_inventory, tmp_path / "nopass.yml", no_password)
+    try:
+        runner, document = run_playbook(tmp_path, "delivery.yml", inventory, tags="bmc", limit="node01,node02")
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+    out = " ".join(runner.stdout.read().split())
+    assert runner.rc == 0, out[-3000:]
+    assert validate(document) == []
+    missing = errors(document, "node01")
+    assert [check["id"] for check in missing] == ["run.preflight.inventory"]
+    assert "bmc_password is missing: the BMC is not tried without it" in missing[0]["message"]
+    undefined = errors(document, "node02")
+    assert [check["id"] for check in undefined] == ["run.preflight.inventory"]
+    assert "bmc_password cannot be read" in undefined[0]["message"] and "vault_bmc_password" in undefined[0]["message"]
+    assert "node01: Not tested: the inventory of this node has a mistake: bmc_password is missing" in out
+    assert seen == []  # the BMC was never tried
 
 
 @pytest.mark.parametrize("playbook, tag", [("diagnose.yml", "gpu"), ("inspect.yml", "xid"), ("burnin.yml", "gpu")])

@@ -91,6 +91,47 @@ def test_each_mistake_is_named(changes, words):
         assert word in found[0]
 
 
+@pytest.mark.parametrize("section, typo, meant", [
+    ("gpu", "temprature_margin_c", "temperature_margin_c"),
+    ("gpu", "ecc_volatile_uncorrectable_max", "ecc_volatile_uncorrected_max"),
+    ("burn", "burn_peer_warn_pc", "burn_peer_warn_pct"),
+    ("xid", "repeat_incident", "repeat_incidents"),
+])
+def test_a_mistyped_nested_threshold_is_named_with_the_key_meant(section, typo, meant):
+    found = problems(zhisuan_thresholds={section: {typo: 3}})
+    assert len(found) == 1, found
+    assert "zhisuan_thresholds.%s has an unknown key %r (did you mean %s?)" % (section, typo, meant) in found[0]
+    # the right key is fine, and the sections with free-form content are not checked key by key
+    assert problems(zhisuan_thresholds={section: {meant: 3}}) == []
+    assert problems(zhisuan_thresholds={"storage": {"jobs": {"seq_read": {"bw_mib_min": 1}}}}) == []
+
+
+def test_every_key_the_gpu_rules_read_is_a_known_threshold():
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu
+    assert problems(zhisuan_thresholds={"gpu": dict((key, 1) for key in gpu.DEFAULT_THRESHOLDS)}) == []
+    assert problems(zhisuan_thresholds={"gpu": {"nvlink_errors_window_s": 10, "bandwidth_warn_factor": 1.1}}) == []
+    # the windows gpu_info is given (the role's defaults read them from zhisuan_thresholds.gpu)
+    assert problems(zhisuan_thresholds={"gpu": {"throttle_window_s": 30}}) == []
+    assert "did you mean throttle_window_s?" in problems(zhisuan_thresholds={"gpu": {"throttle_windows_s": 30}})[0]
+
+
+@pytest.mark.parametrize("variables, unreadable, words", [
+    ({}, (), "bmc_password is missing: the BMC is not tried without it"),
+    ({"bmc_password": ""}, (), "bmc_password is empty: the BMC is not tried without it"),
+])
+def test_a_delivery_without_the_bmc_password_is_a_mistake_named_by_the_variable(variables, unreadable, words):
+    found = preflight("delivery", variables, PROFILES, families=["bmc", "tuning"], unreadable=unreadable)["problems"]
+    assert found == [words + " (set it for this node, from a vault)"]
+    # the value itself is never in the message
+    secret = preflight("delivery", {"bmc_password": "s3cret-Pw"}, PROFILES, families=["bmc"])["problems"]
+    assert secret == []
+    # a run or a selection that does not log in to the BMC does not need it
+    assert preflight("delivery", variables, PROFILES, families=["tuning"])["problems"] == []
+    assert preflight("acceptance", variables, PROFILES, families=["gpu"])["problems"] == []
+    # an undefined one (a vault variable that is not there) is named once, by the template's own words
+    assert preflight("delivery", {}, PROFILES, families=["bmc"], unreadable=["bmc_password"])["problems"] == []
+
+
 def test_every_mistake_of_a_node_is_in_its_one_error_check():
     found = problems(zhisuan_gpu_profile="h1OO", zhisuan_dcgm_level=9, zhisuan_tools={"dcgmi": "./dcgmi"})
     assert len(found) == 3

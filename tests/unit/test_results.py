@@ -42,6 +42,24 @@ def test_host_status_is_the_worst_check():
     assert [check["id"] for check in hosts["node05"]["checks"]] == ["run.host.tasks"]
 
 
+def test_an_unreachable_host_keeps_the_connections_reason_and_the_checks_that_ran():
+    reason = ("Failed to connect to the host via ssh: ssh: connect to host 127.0.0.1 port 9: Connection refused")
+    lost = _results.host_record("node04", [], unreachable=reason)
+    assert lost["status"] == "unreachable"
+    assert lost["message"] == "host was unreachable (%s); no checks ran" % reason
+    # a delivery node whose BMC checks ran before its OS was lost: they count, and the lost connection is an error
+    bmc = make_check("bmc.power.state", "node05", "fail", observed="Off", expected="On", remedy="power_cycle")
+    record = _results.host_record("node05", [bmc], unreachable=reason)
+    assert record["status"] == "fail"
+    assert [check["id"] for check in record["checks"]] == ["bmc.power.state", "run.host.unreachable"]
+    assert record["checks"][1]["status"] == "error" and "port 9: Connection refused" in record["checks"][1]["message"]
+    # without words (an older record), as before
+    assert _results.host_record("node06", [], unreachable=True)["message"] == "host was unreachable; no checks ran"
+    # the node record (zhisuan.ops.check's fact) carries the reason into the run's record
+    node = _results.encode_node_record({"run": "r1", "checks": [], "facts": {}, "unreachable": reason})
+    assert _results.host_inputs({"ansible_facts": {_results.NODE_RECORD_FACT: node}}, "r1")[2] == reason
+
+
 def test_warn_only_host_is_warn():
     warn = make_check("gpu.readout.unreadable", "n", "warn", remedy="monitor")
     skip = make_check("gpu.nvlink.links", "n", "skip")

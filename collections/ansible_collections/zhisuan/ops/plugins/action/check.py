@@ -141,7 +141,8 @@ class ActionModule(ActionBase):
                 if answer.get(key):
                     result.setdefault(key, []).extend(answer[key])
             if answer.get("unreachable"):
-                unreachable = True
+                # the connection's own words (Connection refused, the port, the timeout) kept in the record
+                unreachable = str(answer.get("msg") or "") or True
                 result["msg"] = answer.get("msg")
             elif answer.get("failed") or not isinstance(answer.get("collected"), dict):
                 # the module itself did not run (no Python on the node, a bug): every family's error check
@@ -184,7 +185,7 @@ class ActionModule(ActionBase):
             timing[family] = round(timing.get(family, 0.0) + seconds, 3)
         if saved_facts is not None:
             summary.update(saved_facts)
-        result.update(changed=False, summary=summary, host_unreachable=unreachable, ansible_facts=facts)
+        result.update(changed=False, summary=summary, host_unreachable=bool(unreachable), ansible_facts=facts)
         if args["record"]:
             # kept in the record only: every result crosses from the worker to the controller's one main process,
             # so a node's hundreds of checks travel once, not twice
@@ -210,5 +211,5 @@ class ActionModule(ActionBase):
             "run": run,
             "checks": list(kept.get("checks") or []) + checks,
             "facts": facts,
-            "unreachable": bool(kept.get("unreachable")) or unreachable,
+            "unreachable": kept.get("unreachable") or unreachable,
         }

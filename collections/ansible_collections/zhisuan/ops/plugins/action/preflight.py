@@ -10,7 +10,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, SelectionError, select_families
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import HOST_VARIABLES, preflight, preflight_check
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import BMC_FAMILIES, HOST_VARIABLES, preflight, preflight_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, warm_profiles
 
 # the shipped profiles, read once in the main process and inherited by every forked worker
@@ -56,7 +56,10 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("zhisuan.ops.preflight: %s" % exc)
         run_families = args["families"] if args["families"] is not None else list(RUN_FAMILIES[args["kind"]])
         if args["scope"] == "hosts":
-            failed = self._preflight_hosts(args["kind"], args["hosts"], task_vars, profiles)
+            failed = self._preflight_hosts(args["kind"], args["hosts"], task_vars, profiles, run_families)
+            # the mistakes on the console too, not only in the record: one line per node that is not tested
+            if failed:
+                result["warnings"] = ["%s: %s" % (name, checks[0]["message"]) for name, checks in sorted(failed.items())]
             result.update(changed=False, ok=not failed, failed_hosts=failed, hosts_checked=len(args["hosts"]),
                           families=run_families)
             return result
@@ -72,7 +75,7 @@ class ActionModule(ActionBase):
         )
         return result
 
-    def _preflight_hosts(self, kind, names, task_vars, profiles):
+    def _preflight_hosts(self, kind, names, task_vars, profiles, families):
         """Every node's inventory, in this one task: ``{host: [its error check]}`` for the nodes with mistakes.
 
         Each node's variables are read from hostvars untemplated and templated in the node's own context, as a task
@@ -82,9 +85,11 @@ class ActionModule(ActionBase):
         for name in names:
             unreadable = []
             view = HostView.of_host(raw_host_vars(hostvars, name), self._templar, errors=unreadable)
-            variables = {key: value for key in HOST_VARIABLES if (value := view.get(key)) is not None}
+            wanted = HOST_VARIABLES + (("bmc_password",) if set(families) & set(BMC_FAMILIES) else ())
+            variables = {key: value for key in wanted if (value := view.get(key)) is not None}
             problems = ["%s cannot be read: %s" % (key, message) for key, message in unreadable]
-            problems.extend(preflight(kind, variables, profiles)["problems"])
+            problems.extend(preflight(kind, variables, profiles, families=families,
+                                      unreadable=[key for key, dummy in unreadable])["problems"])
             if problems:
                 failed[name] = [preflight_check(name, problems)]
         return failed

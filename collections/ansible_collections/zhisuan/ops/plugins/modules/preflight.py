@@ -71,7 +71,10 @@ options:
     type: bool
     default: false
   families:
-    description: The families the run selected (O(scope=host); default every family of the run).
+    description:
+      - The families the run selected (O(scope=host) and O(scope=hosts); default every family of the run).
+      - In a delivery run whose families include C(bmc) or C(baseline), each node's C(bmc_password) must be set and
+        readable; a node without it is not tested, so its BMC is never tried without a password.
     type: list
     elements: str
   profiles_dir:

@@ -20,6 +20,12 @@ import difflib
 import posixpath
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._family import table as family_table
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import bandwidth as _bandwidth_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as _burn_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as _dcgm_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as _gpu_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as _xid_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._stability import DEFAULT_THRESHOLDS as _STABILITY
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._families import RUN_FAMILIES, RUN_VARIABLES, unknown_families
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import resolve_profile_name
@@ -32,7 +38,21 @@ EXPECTED_KEYS = frozenset((
 ))
 # Top-level keys of zhisuan_thresholds: one mapping per family (fleet: the cluster-wide comparisons).
 THRESHOLD_KEYS = family_table.threshold_keys()
+# The keys each section of zhisuan_thresholds may hold, where the rules read a fixed set (the rules' own defaults):
+# a typo there (gpu.temprature_margin_c) is a mistake, not a threshold that silently keeps its default. The sections
+# with free-form content (storage jobs, nccl per test, ...) are not listed and not checked key by key.
+NESTED_THRESHOLD_KEYS = {
+    # judge_gpu and the nvbandwidth rules read zhisuan_thresholds.gpu; gpu_info its windows (from the family table)
+    "gpu": frozenset(_gpu_rules.DEFAULT_THRESHOLDS) | frozenset(_bandwidth_rules.DEFAULT_THRESHOLDS)
+    | family_table.collect_threshold_keys().get("gpu", frozenset()),
+    "xid": frozenset(_xid_rules.DEFAULT_THRESHOLDS),
+    "dcgm": frozenset(_dcgm_rules.DEFAULT_THRESHOLDS),
+    # the burn rules and the stability watch around the burn
+    "burn": frozenset(_burn_rules.DEFAULT_THRESHOLDS) | frozenset(_STABILITY),
+}
 BMC_PROTOCOLS = ("redfish", "ipmi")
+# The runs and families that log in to the BMC: their nodes need bmc_password (the BMC is never tried without it).
+BMC_FAMILIES = ("bmc", "baseline")
 DCGM_LEVELS = (1, 2, 3, 4)
 # The programs the roles read from zhisuan_tools (keyed by the program name with - -> _); a site may add its own.
 KNOWN_TOOLS = frozenset((
@@ -86,6 +106,8 @@ def _check_thresholds(value, problems):
         for key in sorted(value, key=str):
             if key in THRESHOLD_KEYS and value[key] is not None and not isinstance(value[key], dict):
                 problems.append("zhisuan_thresholds.%s must be a mapping, got %r" % (key, value[key]))
+            elif key in NESTED_THRESHOLD_KEYS and isinstance(value[key], dict):
+                _check_keys("zhisuan_thresholds.%s" % key, value[key], NESTED_THRESHOLD_KEYS[key], problems)
 
 
 def _check_dcgm_level(value, problems):
@@ -121,6 +143,19 @@ def _check_bmc_protocol(value, problems):
         problems.append("bmc_protocol %r is not one of %s" % (value, ", ".join(BMC_PROTOCOLS)))
 
 
+def _check_bmc_password(kind, families, variables, unreadable, problems):
+    """A run that logs in to the BMC needs the node's bmc_password: missing, empty or undefined (a vault variable that
+    is not there) is a mistake named by the variable, never the value."""
+    if kind != "delivery" or not set(families or ()) & set(BMC_FAMILIES):
+        return
+    if "bmc_password" in unreadable:
+        return  # already named as unreadable (the template's own words)
+    value = variables.get("bmc_password")
+    if value is None or (isinstance(value, str) and not value):
+        problems.append("bmc_password is %s: the BMC is not tried without it (set it for this node, from a vault)"
+                        % ("missing" if value is None else "empty"))
+
+
 def _check_tools(value, known_tools, problems):
     if value in (None, ""):
         return
@@ -142,8 +177,9 @@ def _check_tools(value, known_tools, problems):
                             "(or the bare program name for a PATH lookup)" % (key, path))
 
 
-def preflight(kind, variables, profiles, known_tools=KNOWN_TOOLS):
-    """Check one node's inputs. ``variables``: the node's inventory values (missing = not set).
+def preflight(kind, variables, profiles, known_tools=KNOWN_TOOLS, families=None, unreadable=()):
+    """Check one node's inputs. ``variables``: the node's inventory values (missing = not set); ``families``: the
+    run's families (the BMC ones need ``bmc_password``); ``unreadable``: the variables that could not be templated.
 
     Returns ``{"problems": [text, ...], "profile": canonical profile name or None}``.
     """
@@ -155,6 +191,7 @@ def preflight(kind, variables, profiles, known_tools=KNOWN_TOOLS):
     _check_families(kind, variables, problems)
     _check_bmc_protocol(variables.get("bmc_protocol"), problems)
     _check_tools(variables.get("zhisuan_tools"), frozenset(known_tools), problems)
+    _check_bmc_password(kind, families, variables, unreadable, problems)
     return {"problems": problems, "profile": profile}
 
 

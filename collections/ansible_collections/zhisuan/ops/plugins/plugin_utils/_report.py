@@ -20,6 +20,7 @@ import filecmp
 import io
 import json
 import os
+import re
 import tempfile
 import time
 
@@ -249,6 +250,7 @@ def sweep_stale_temps(dest_dir, now=None):
         return removed
     now = time.time() if now is None else now
     heads = [".%s." % filename for filename in FILENAMES.values()]
+    heads += [".%s." % language_filename(filename, language) for filename in FILENAMES.values() for language in LANGUAGES]
     for name in names:
         head = next((h for h in heads if name.startswith(h) and name.endswith(".tmp")), None)
         if head is None:
@@ -268,6 +270,39 @@ def sweep_stale_temps(dest_dir, now=None):
     return removed
 
 
+# The formats whose words are in the report's language: a render in another language than the one already there goes
+# beside it (report.zh_CN.html next to an English report.html), never over it.
+WORDED = ("html", "markdown")
+_HTML_LANG = re.compile(r'<html lang="([A-Za-z_-]+)"')
+
+
+def language_filename(filename, language):
+    """``report.html`` in ``language``: ``report.zh_CN.html``."""
+    stem, dot, ext = filename.rpartition(".")
+    return "%s.%s.%s" % (stem, language, ext)
+
+
+def rendered_language(dest_dir):
+    """The language of the report.html already in ``dest_dir`` (``en``, ``zh_CN``), or None when there is none."""
+    try:
+        with io.open(os.path.join(dest_dir, FILENAMES["html"]), encoding="utf-8", errors="replace") as handle:
+            head = handle.read(4096)
+    except (IOError, OSError):
+        return None
+    match = _HTML_LANG.search(head)
+    return match.group(1).replace("-", "_") if match else None
+
+
+def report_filename(fmt, dest_dir, language="en"):
+    """Where format ``fmt`` of a render in ``language`` goes: its usual name, or, for the worded formats of a
+    re-render in another language than the report already there, the name with the language (beside it)."""
+    filename = FILENAMES[fmt]
+    there = rendered_language(dest_dir) if fmt in WORDED else None
+    if there and there != (language or "en"):
+        return language_filename(filename, language or "en")
+    return filename
+
+
 def stage_reports(results, dest_dir, formats, template_dir=None, history=None, remediation=None, check_mode=False,
                   language="en", timezone=None):
     """Render every format into a temp file (beside its destination; in the system temp folder in check mode).
@@ -283,9 +318,10 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
         if not check_mode:
             os.makedirs(dest_dir, exist_ok=True)
             sweep_stale_temps(dest_dir)
+        names = dict((fmt, report_filename(fmt, dest_dir, language)) for fmt in formats)
         for fmt in formats:
-            path = os.path.join(dest_dir, FILENAMES[fmt])
-            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(FILENAMES[fmt]),
+            path = os.path.join(dest_dir, names[fmt])
+            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(names[fmt]),
                                        suffix=".tmp")
             staged.append((fmt, path, tmp, True))
             with io.open(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:

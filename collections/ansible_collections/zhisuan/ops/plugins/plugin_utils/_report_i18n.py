@@ -64,6 +64,36 @@ STATUS_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL"), "err
                 "unreachable": N_("UNREACHABLE"), "none": N_("NONE")}
 GRADE_WORDS = {"pass": NP_("grade", "PASS"), "conditional": NP_("grade", "CONDITIONAL"), "fail": NP_("grade", "FAIL")}
 VERDICT_TEXTS = (N_("ACCEPTED"), N_("NOT ACCEPTED"), N_("ACCEPTED WITH CONDITIONS"))
+# The words of each run's verdict, by grade: an inspection, a diagnosis and a repair plan are not an acceptance (their
+# reports carry no acceptance sign-off). The runs not named here (delivery, burn-in, acceptance) are accepted or not.
+KIND_VERDICTS = {
+    "inspect": {"pass": N_("INSPECTION PASSED"), "conditional": N_("INSPECTION PASSED WITH WARNINGS"),
+                "fail": N_("INSPECTION FOUND PROBLEMS")},
+    "diagnose": {"pass": N_("NO FAULT FOUND"), "conditional": N_("NO FAULT FOUND, WARNINGS TO REVIEW"),
+                 "fail": N_("FAULTS FOUND")},
+    "remediate": {"pass": N_("NOTHING LEFT TO REPAIR"), "conditional": N_("REPAIRS LEFT OPEN"),
+                  "fail": N_("REPAIRS FAILED")},
+}
+# remediate.yml --check: the plan, nothing done
+PLAN_VERDICT = N_("REPAIR PLAN")
+ACCEPTANCE_WORDS = {"pass": "ACCEPTED", "conditional": "ACCEPTED WITH CONDITIONS", "fail": "NOT ACCEPTED"}
+# The title of each run's report (the other runs: "GPU cluster <kind> report")
+KIND_TITLES = {"inspect": N_("GPU cluster inspection report"), "diagnose": N_("GPU cluster diagnosis report"),
+               "remediate": N_("GPU cluster remediation report")}
+PLAN_TITLE = N_("GPU cluster repair plan")
+
+
+def is_acceptance(kind):
+    """Whether a run of ``kind`` ends in an acceptance verdict with a sign-off (delivery, burn-in, acceptance)."""
+    return kind not in KIND_VERDICTS
+
+
+def verdict_text(kind, grade, plan=False):
+    """The English verdict words of a run of ``kind`` at ``grade`` (pass, conditional, fail); ``plan``: a
+    remediate --check run (the plan only)."""
+    if kind == "remediate" and plan:
+        return PLAN_VERDICT
+    return (KIND_VERDICTS.get(kind) or ACCEPTANCE_WORDS)[grade]
 # The family names are the family codes in English (as the check ids spell them); other languages name them.
 # Written here, not taken from the family table, because Babel's extraction finds only literal N_() calls and skips
 # the _family folder; tests/unit/test_family_table.py holds them to the table's labels.
@@ -250,6 +280,10 @@ def value_text(tr, text):
 def _detail(tr, view):
     """The verdict's one-line reason in the report's language, from the counts (as _report_view builds it)."""
     hosts, cluster = view["host_counts"], view["cluster_counts"]
+    plan = view["verdict"].get("plan")
+    if plan:
+        return tr.gettext("check mode, nothing was changed: %(planned)s to repair, %(nothing)s with nothing to do") % {
+            "planned": plural_text(tr, plan["planned"], "node"), "nothing": plural_text(tr, plan["nothing"], "node")}
     if view["verdict"]["accepted"]:
         total = len(view["hosts"])
         text = tr.gettext("all %s passed") % plural_text(tr, total, "host") if total != 1 else tr.gettext("the host passed")
@@ -294,7 +328,16 @@ def localise(view, language="en"):
     text_of = tr.gettext
     run = view["run"]
     kind = text_of(KIND_NAMES.get(run["kind"], run["kind"])) if run["kind"] else run["kind"]
-    title = text_of(N_("GPU cluster %(kind)s report")) % {"kind": kind}
+    if run["kind"] == "remediate" and view["verdict"].get("plan"):
+        title = text_of(PLAN_TITLE)
+    elif run["kind"] in KIND_TITLES:
+        title = text_of(KIND_TITLES[run["kind"]])
+    else:
+        title = text_of(N_("GPU cluster %(kind)s report")) % {"kind": kind}
+    # an inspection, a diagnosis or a repair plan: a result, not an acceptance verdict, and no sign-off block
+    view["acceptance"] = is_acceptance(run["kind"])
+    view["verdict"]["heading"] = (text_of(N_("Verdict: %(text)s")) if view["acceptance"]
+                                  else text_of(N_("Result: %(text)s"))) % {"text": text_of(view["verdict"]["text"])}
     view["title"] = "%s: %s" % (title, run["site"]) if run.get("site") else title
     view["lang"] = "zh-CN" if language == "zh_CN" else "en"
     view["language"] = language

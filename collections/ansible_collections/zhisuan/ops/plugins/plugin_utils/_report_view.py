@@ -18,7 +18,12 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import S
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import retest_rows
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import in_zone, zone
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import localise, overview_words, translations
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import (
+    localise,
+    overview_words,
+    translations,
+    verdict_text,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_ops import ops_sections
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections import (
     data_sections,
@@ -144,7 +149,7 @@ def build_view(results, history=None, remediation=None, language="en", timezone=
         for key in ("network", "stability", "elevation"):
             _mark_svgs(view.get(key))
         if view["outliers"] and view["verdict"]["grade"] == "pass":
-            view["verdict"].update(grade="conditional", text="ACCEPTED WITH CONDITIONS",
+            view["verdict"].update(grade="conditional", text=verdict_text(view["run"]["kind"], "conditional"),
                                    detail=view["verdict"]["detail"] + "; %s below the fleet"
                                    % plural(len(view["outliers"]), "measurement"))
         view = localise(view, language)
@@ -254,14 +259,20 @@ def _build_view(results):
             reasons.append("%s %s" % (plural(cluster_counts[status], "cluster check"), status))
     warnings = check_counts["warn"]
     grade = "fail"
+    kind = run.get("kind", "")
+    plan = _repair_plan(run, results, hosts)
     if accepted:
-        grade, text = ("conditional", "ACCEPTED WITH CONDITIONS") if warnings else ("pass", "ACCEPTED")
+        grade = "conditional" if warnings else "pass"
         detail = "all %s passed" % plural(len(hosts), "host") if len(hosts) != 1 else "the host passed"
         if warnings:
             detail += "; %s to review" % plural(warnings, "warning")
     else:
-        text = "NOT ACCEPTED"
         detail = ", ".join(reasons)
+    if plan:
+        # remediate --check: the planned nodes are not "passed", and nothing was done
+        detail = "check mode, nothing was changed: %s to repair, %s with nothing to do" % (
+            plural(plan["planned"], "node"), plural(plan["nothing"], "node"))
+    text = verdict_text(kind, grade, plan=bool(plan))
 
     return {
         "run": {
@@ -278,7 +289,7 @@ def _build_view(results):
         "schema": results.get("schema", ""),
         "digest": results_digest(results),
         "verdict": {"accepted": accepted, "text": text, "key": "accepted" if accepted else "not_accepted",
-                    "grade": grade, "detail": detail, "warnings": warnings},
+                    "grade": grade, "detail": detail, "warnings": warnings, "plan": plan},
         "host_counts": host_counts,
         "check_counts": check_counts,
         "families": sorted(families, key=family_sort_key),
@@ -291,6 +302,16 @@ def _build_view(results):
         "skips": fleet_skips(hosts, cluster),
         "baseline": _baseline_view(results),
     }
+
+
+def _repair_plan(run, results, hosts):
+    """Of a remediate --check run (the plan only): ``{"planned": n, "nothing": m}`` nodes; None otherwise."""
+    data = (results.get("cluster") or {}).get("remediation") or {}
+    if run.get("kind") != "remediate" or data.get("check_mode") not in (True, "True", "true"):
+        return None
+    planned = sum(1 for host in hosts if any(check["id"] == "remediate.plan.status" and check["observed"] not in
+                                                 ("nothing to do", None) for check in host["checks"]))
+    return {"planned": planned, "nothing": len(hosts) - planned}
 
 
 def verdict_summary(results, view=None):

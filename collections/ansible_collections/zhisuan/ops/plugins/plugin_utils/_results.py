@@ -30,13 +30,32 @@ except ImportError:  # pragma: no cover - jsonschema ships with ansible-lint/mol
 HAS_JSONSCHEMA = jsonschema is not None
 
 
+def unreachable_reason(unreachable):
+    """The connection's own words of an unreachable node (``unreachable`` is true, or the reason as a string)."""
+    if not isinstance(unreachable, str):
+        return None
+    text = " ".join(unreachable.split())
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
 def host_record(name, checks, facts=None, unreachable=False, message=None):
     """One host's entry. ``unreachable`` wins; a host with no checks at all is an ``error`` (its tasks failed)."""
     record = {"status": "pass", "checks": list(checks), "facts": dict(facts or {})}
-    if unreachable:
+    reason = unreachable_reason(unreachable)
+    if unreachable and not record["checks"]:
         record["status"] = "unreachable"
-        record["message"] = message or "host was unreachable; no checks ran"
+        record["message"] = message or ("host was unreachable (%s); no checks ran" % reason if reason
+                                        else "host was unreachable; no checks ran")
         return record
+    if unreachable:
+        # checks ran before the node was lost (a delivery's BMC checks, read through the BMC): they are kept and
+        # judged, and the connection that failed is one more error check with its own words
+        record["checks"].append(make_check(
+            "run.host.unreachable", name, "error", component="Ansible connection", observed="unreachable",
+            expected="the node answers", remedy="investigate",
+            message=("The node became unreachable (%s); the checks that need it did not run" % reason if reason
+                     else "The node became unreachable; the checks that need it did not run"),
+            evidence=reason or ""))
     if not record["checks"]:
         msg = message or ("no check was recorded for this host: the run kept none of its checks (it was targeted, "
                           "but no selected family ran on it)")
@@ -79,12 +98,14 @@ def host_inputs(host_vars, run_id):
     fact, when it belongs to this run) first, then what the results role kept (preflight, rescues, other families)."""
     checks = list(host_vars.get("results_checks") or [])
     facts = dict(host_vars.get("results_host_facts") or {})
-    unreachable = bool(host_vars.get("results_unreachable"))
+    # true, or the connection's own words (a string) where the role kept them
+    unreachable = host_vars.get("results_unreachable") or False
     record = node_record((host_vars.get("ansible_facts") or {}).get(NODE_RECORD_FACT))
     if record is not None and record.get("run") == run_id:
         checks = list(record.get("checks") or []) + checks
         facts = dict(record.get("facts") or {}, **facts)
-        unreachable = unreachable or bool(record.get("unreachable"))
+        # the node record keeps the connection's reason (a string) where it has one
+        unreachable = record.get("unreachable") or unreachable
     return checks, facts, unreachable
 
 

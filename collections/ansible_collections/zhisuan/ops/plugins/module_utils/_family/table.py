@@ -305,6 +305,17 @@ def tool_keys():
     return frozenset(keys)
 
 
+def collect_threshold_keys():
+    """section -> the ``zhisuan_thresholds.<section>`` keys the node parts' collect options read (windows, ...)."""
+    keys = {}
+    for part in NODE_PARTS:
+        for spec in part.collect.values():
+            for source in spec[0]:
+                if isinstance(source, tuple) and len(source) == 3 and source[0] == "zhisuan_thresholds":
+                    keys.setdefault(source[1], set()).add(source[2])
+    return dict((section, frozenset(names)) for section, names in keys.items())
+
+
 def node_options(table):
     """part -> option -> spec for the node parts: ``table`` is ``"collect"`` or ``"judge"`` (parts with no judge
     options are left out of the judge table, as they take none)."""
