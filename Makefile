@@ -9,12 +9,13 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help sysdeps venv lab lab-down demo pdf test unit fuzz lint sanity integration molecule docs-check bench clean
+.PHONY: help sysdeps venv lab lab-down demo pdf test unit nodepy fuzz lint sanity integration compat molecule docs-check bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
 	@echo "make pdf    - print the latest run's report as report.pdf, the copy a customer signs (RUN=<run dir>)"
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
+	@echo "make compat - the controller on ansible-core 2.16, 2.17 and 2.18 (also run by make test)"
 	@echo "make fuzz   - the property-based fuzz suite with a long budget (FUZZ_EXAMPLES=2000)"
 	@echo "make bench  - benchmarks (bench/README.md)"
 
@@ -54,8 +55,15 @@ pdf: venv
 	  -e report_language=$(LANGUAGE)
 
 # The fuzz tests run inside `unit` with a small fixed budget (tests/unit/fuzzing.py); `make fuzz` searches longer.
-unit: venv
+unit: venv nodepy
 	$(BIN)/python -m pytest -q tests/unit
+
+# The node-side code (modules and the module_utils they ship) keeps to Python 3.6 (README "On your cluster"): a
+# static check of every node-side file (the gate, needs no other Python), a compile by each python3.6..3.13 found
+# (PATH or pyenv), and the node-side parser tests under python3.6 and python3.8 in venvs of their own (.nodepy/,
+# pytest from PyPI). A Python not found is named and left out; the static check always runs.
+nodepy: venv
+	$(BIN)/python tests/node_python.py static compile tests
 
 FUZZ_EXAMPLES ?= 2000
 fuzz: venv
@@ -73,6 +81,12 @@ sanity: venv
 integration: venv
 	$(BIN)/python -m pytest -q tests/integration
 
+# The controller on ansible-core 2.16, 2.17 and 2.18 (2.19 is the project's own venv): a venv per line under
+# .compat/<line>/ built from PyPI (cached, rebuilt when pyproject.toml changes), the controller-side unit tests in
+# each, and playbooks on the lab whose results.json must equal 2.19's check by check (tests/compat/compat.py).
+compat: sysdeps venv
+	$(BIN)/python tests/compat/compat.py
+
 MOLECULE_SCENARIOS := default report delivery remediation
 molecule: venv
 	@for s in $(MOLECULE_SCENARIOS); do $(BIN)/molecule test -s $$s || exit 1; done
@@ -85,7 +99,7 @@ docs-check: venv
 	  done; \
 	done; echo "ansible-doc: every module documented (OPTIONS, EXAMPLES, RETURN)"
 
-test: sysdeps venv unit lint sanity integration molecule docs-check
+test: sysdeps venv unit lint sanity integration compat molecule docs-check
 	@echo "make test: all passed"
 
 bench: sysdeps venv
@@ -94,4 +108,4 @@ bench: sysdeps venv
 	$(BIN)/python bench/pairs.py --nodes 16 --pair-seconds 60
 
 clean:
-	rm -rf $(VENV) reports/out lab/run bench/out $(COLL)/tests/output
+	rm -rf $(VENV) .nodepy .compat reports/out lab/run bench/out $(COLL)/tests/output

@@ -13,8 +13,12 @@ if COLLECTIONS_ROOT not in sys.path:
     sys.path.insert(0, COLLECTIONS_ROOT)
 
 import pytest  # noqa: E402  (after the sys.path set-up above)
-from ansible.module_utils import _internal as ansible_internal  # noqa: E402
 from ansible.module_utils.common import warnings as ansible_warnings  # noqa: E402
+
+try:  # ansible-core 2.19+; the controller-side unit tests also run on 2.16-2.18 (make compat), which lack it
+    from ansible.module_utils import _internal as ansible_internal  # noqa: E402
+except ImportError:
+    ansible_internal = None
 
 
 @pytest.fixture
@@ -26,7 +30,8 @@ def as_node(monkeypatch):
     process-wide warning registry is also emptied around each test. Module test files use it with
     ``pytestmark = pytest.mark.usefixtures("as_node")``.
     """
-    monkeypatch.setattr(ansible_internal, "is_controller", False)
+    if ansible_internal is not None:
+        monkeypatch.setattr(ansible_internal, "is_controller", False)
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
     yield
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access

@@ -14,6 +14,8 @@ NEEDS=(
   slurmctld:slurm-wlm slurmd:slurm-wlm scontrol:slurm-wlm munged:munge  # scheduler (drain/resume)
   slurmdbd:slurmdbd mariadbd:mariadb-server mariadb-install-db:mariadb-server  # the lab's Slurm accounting (sacct)
   promtool:prometheus                              # alert rules of the monitoring role
+  prometheus:prometheus prometheus-node-exporter:prometheus-node-exporter   # verdicts as metrics (docs/metrics.md)
+  prometheus-pushgateway:prometheus-pushgateway prometheus-alertmanager:prometheus-alertmanager  # push, silences
   chromium:chromium                                # the HTML report checked in a headless browser, the signed PDF
   pdfinfo:poppler-utils pdftotext:poppler-utils    # the signed PDF read back page by page (tests/unit/test_report_pdf.py)
   kubectl:kubernetes-client                        # the Kubernetes path, against the test stand-in

@@ -107,6 +107,7 @@ FAULT_KINDS = {
     "remap_pending": {"gpu": int},
     "remap_failure": {"gpu": int},
     "remap_banks_exhausted": {"gpu": int, "banks": int},
+    "mig": {"gpu": int},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
@@ -332,10 +333,12 @@ def _build(state):
         root.remove(old)
 
     copies = []
+    in_mig = set(fault["gpu"] for fault in faults if fault["kind"] == "mig")
     for i in range(gpus):
         gpu = copy.deepcopy(template)
         _set_identity(gpu, i, node_index)
-        _disable_mig(gpu)
+        if i not in in_mig:  # `mig`: the GPU keeps the capture's MIG mode and its MIG devices
+            _disable_mig(gpu)
         copies.append(gpu)
 
     for fault in faults:

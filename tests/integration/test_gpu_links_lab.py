@@ -12,7 +12,7 @@ from .conftest import run_playbook, start_lab
 
 EXTRA = {
     "zhisuan_diag_level": "quick", "check_dcgm_timeout": 4, "check_dcgm_health_timeout": 4,
-    "check_gpu_nvlink_errors_window": 1, "check_gpu_bandwidth": True,
+    "check_gpu_nvlink_errors_window": 1, "check_gpu_bandwidth": True, "check_gpu_throttle_window": 1,
     # the lab replays an H800's nvbandwidth capture (8-link NVLink, ~172 GB/s device to device) on its A100 nodes:
     # a site peer floor under that figure, so the peer checks judge the capture and not the model mismatch
     "zhisuan_gpu_profile_overrides": {"p2p_bw_floor_gbs": 160},
@@ -42,3 +42,15 @@ def test_links_and_bandwidth_are_judged_in_the_gpu_family(links_run):
     assert not_passing(document, "links01", "gpu.nvlink.errors") + not_passing(document, "links01", "gpu.bandwidth") == []
     assert not_passing(document, "replay01", "gpu.nvlink.errors") == [("gpu.nvlink.errors", "GPU 5", "fail", "reset_gpu")]
     assert not_passing(document, "pcie01", "gpu.bandwidth") == [("gpu.bandwidth.h2d", "GPU 2", "fail", "reseat")]
+
+
+def test_the_throttle_window_reads_nvidia_smi_twice(links_run):
+    # issue 24 item 4: a second nvidia-smi -q -x one second later; the lab's A100 capture prints no clocks event
+    # reasons counters (driver 535.54), so every GPU's gpu.throttle.rate is a skip that says so - never an error
+    runner, document = links_run
+    for host in ("links01", "replay01", "pcie01"):
+        checks = [c for c in document["hosts"][host]["checks"] if c["id"] == "gpu.throttle.rate"]
+        assert [c["status"] for c in checks] == ["skip"] * 8, host
+        # the skip of a window that was read (without the window there is no check at all)
+        assert "printed no clocks event reasons counters" in checks[0]["message"]
+        assert "window_s=1" in checks[0]["evidence"]

@@ -122,6 +122,22 @@ def test_hung_tools_are_errors_for_their_checks_only(deep_run):
     assert burn["checks"][0]["id"] == "gpu.count.present"
 
 
+def test_a_mig_layout_that_differs_from_the_bill_of_materials(deep_run):
+    # GPU 3 of mig01 in MIG mode with 4 MIG devices, 7 expected (issue 24 item 6)
+    _, _, document = deep_run
+    checks = document["hosts"]["mig01"]["checks"]
+    mig = [c for c in checks if c["id"] == "gpu.mig.mode"]
+    assert [(c["status"], c["observed"], c["expected"], c["remedy"]) for c in mig] == [("fail", 4, "== 7", "investigate")]
+    assert mig[0]["component"].startswith("GPU 3 ")
+    assert failing(document, "mig01") == [("gpu.mig.mode", "investigate")]
+    # the burn-in names GPU 3 as not burned (skip with the reason), and no GPU is counted missing
+    untested = [c for c in checks if c["id"] == "burn.mig.untested"]
+    assert [(c["status"], c["component"]) for c in untested] == [("skip", "GPU 3")]
+    assert [c["status"] for c in checks if c["id"] in ("gpu.count.present", "burn.count.tested")] == ["pass", "pass"]
+    diagnosis = document["hosts"]["mig01"]["facts"]["diagnosis"]
+    assert (diagnosis["root_cause"]["id"], diagnosis["root_cause"]["remedy"]) == ("gpu.mig.mode", "investigate")
+
+
 def test_evidence_bundles_for_failing_nodes_only(deep_run):
     tmp_path, _, document = deep_run
     evidence = tmp_path / "out" / "test-run" / "evidence"

@@ -88,8 +88,9 @@ def test_gather_versions_from_firmware_gpu_and_software():
 def test_node_on_the_baseline():
     checks = judge_baseline("dell01", gather_versions(_dell_firmware(), GPU, SOFTWARE), BASELINE)
     _well_formed(checks)
+    # and, after the baseline's own entries, the Fabric Manager against the driver (both 535.161.08)
     assert [(check["id"], check["status"]) for check in checks] == [
-        ("baseline.%s.version" % key, "pass") for key in BASELINE]
+        ("baseline.%s.version" % key, "pass") for key in BASELINE] + [("baseline.fabric_manager.driver", "pass")]
     assert checks[4]["expected"] == "/^96\\.00\\.89\\./"
     assert checks[5]["message"] == "NVIDIA driver 535.161.08 matches the baseline 535.161"
 
@@ -191,3 +192,17 @@ def test_bios_baseline_on_dell_dgx_and_gb200():
     assert acs["evidence"].endswith(" … 4 more")
     assert judge_bios("gb01", None, {"sr_iov": True})[0]["message"] == "The BIOS attributes were not collected"
     assert bios_names(table, "supermicro") == table["vendors"]["generic"]
+
+
+def test_a_fabric_manager_of_another_driver_fails_whatever_the_baseline():
+    software = dict(SOFTWARE, fabric_manager="535.129.03")  # FM left behind by a driver update to 535.161.08
+    checks = judge_baseline("hgx01", gather_versions(_dell_firmware(), GPU, software), {})
+    _well_formed(checks)
+    [check] = checks
+    assert (check["id"], check["status"], check["remedy"], check["observed"]) == (
+        "baseline.fabric_manager.driver", "fail", "update_firmware", "535.129.03")
+    assert check["message"].startswith("Fabric Manager 535.129.03 does not match the NVIDIA driver 535.161.08: it "
+                                       "will not start")
+    # a node without Fabric Manager (PCIe GPUs, no NVSwitch) or whose driver was not read: no such check
+    assert judge_baseline("pcie01", gather_versions(_dell_firmware(), GPU, dict(SOFTWARE, fabric_manager=None)), {}) == []
+    assert judge_baseline("n", gather_versions(_dell_firmware(), None, dict(SOFTWARE, nvidia_driver=None)), {}) == []

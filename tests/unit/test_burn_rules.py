@@ -29,14 +29,16 @@ def real_burn():
 @pytest.fixture(scope="module")
 def a100_node(real_burn):
     """GPU facts of an 8-GPU node: the real A100 XML capture's GPU copied 8 times with the burn log's UUIDs and a
-    DGX A100's bus ids (only identity values edited)."""
+    DGX A100's bus ids (identity values edited), and MIG turned off (the capture's GPU is in MIG mode with 4 MIG
+    devices: ``mig_mode`` Disabled, no MIG device, as on a GPU that never had MIG on)."""
     with open(os.path.join(FIXTURES, "nvidia-smi", "q-x-a100-sxm4-80gb-mig-535.xml"), encoding="utf-8") as fh:
         one = nvidia_smi.parse_xml(fh.read())
     node = copy.deepcopy(one)
     node["gpus"] = []
     for index, burned in enumerate(real_burn["gpus"]):
         gpu = copy.deepcopy(one["gpus"][0])
-        gpu.update(index=index, uuid=burned["uuid"], pci_bus_id="0000:%s:00.0" % BUSES[index])
+        gpu.update(index=index, uuid=burned["uuid"], pci_bus_id="0000:%s:00.0" % BUSES[index],
+                   mig_mode={"current": "Disabled", "pending": "Disabled"}, mig_devices=None)
         node["gpus"].append(gpu)
     node["attached_gpus"] = 8
     return node
@@ -209,3 +211,36 @@ def test_summary_for_the_report(real_burn, a100):
         "profile": "a100",
     }
     assert burn.summarize_burn(None) == {}
+
+
+def _in_mig(node, *indexes):
+    node = copy.deepcopy(node)
+    for index in indexes:
+        node["gpus"][index]["mig_mode"] = {"current": "Enabled", "pending": "Enabled"}
+    return node
+
+
+def test_a_gpu_in_mig_mode_is_skipped_with_its_reason_not_counted_missing(real_burn, a100, a100_node):
+    # GPU 5 in MIG mode: gpu-burn (CUDA) burns the 7 whole GPUs; the burn log's GPU 5 record removed
+    facts = copy.deepcopy(real_burn)
+    del facts["gpus"][5]
+    checks = burn.judge_burn("node01", facts, a100, gpu_facts=_in_mig(a100_node, 5))
+    tested = by_id(checks, "burn.count.tested")[0]
+    assert tested["status"] == "pass" and tested["expected"] == "== 7"
+    assert "less GPU 5 in MIG mode" in tested["evidence"]
+    untested = by_id(checks, "burn.mig.untested")
+    assert [(c["status"], c["component"]) for c in untested] == [("skip", "GPU 5")]
+    assert "in MIG mode and was not burned as a whole GPU: disable MIG" in untested[0]["message"]
+    # the same log with no GPU in MIG mode: one GPU short is a failure
+    assert by_id(burn.judge_burn("node01", facts, a100, gpu_facts=a100_node), "burn.count.tested")[0]["status"] == \
+        "fail"
+
+
+def test_every_gpu_in_mig_mode_skips_the_burn(a100, a100_node):
+    facts = {"gpus": [], "tested_gpus": 0}
+    checks = burn.judge_burn("node01", facts, a100, gpu_facts=_in_mig(a100_node, *range(8)))
+    assert [(c["id"], c["status"]) for c in checks] == [("burn.count.tested", "skip")]
+    assert checks[0]["message"].startswith("gpu-burn tested no GPU: GPU 0, GPU 1, GPU 2, GPU 3, GPU 4, GPU 5, GPU 6, "
+                                           "GPU 7 are in MIG mode")
+    # without MIG, a burn that tested nothing fails
+    assert burn.judge_burn("node01", facts, a100, gpu_facts=a100_node)[0]["status"] == "fail"

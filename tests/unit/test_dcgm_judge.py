@@ -196,6 +196,19 @@ def test_no_results_is_an_error(facts):
     assert check["message"] == "dcgmi diag returned no test results, so no GPU was judged; read the raw output"
 
 
+def test_no_results_on_a_gpu_in_mig_mode_is_a_skip_with_the_reason():
+    # the real A100 capture is in MIG mode (4 MIG devices); its minor number makes it GPU 1
+    gpu_facts = nvidia_smi.parse_xml(read("nvidia-smi/q-x-a100-sxm4-80gb-mig-535.xml"))
+    [check] = well_formed(rules.judge_dcgm_diag("n", {"tests": []}, gpu_facts=gpu_facts))
+    assert (check["id"], check["status"], check["observed"]) == ("dcgm.diag.tests", "skip", "MIG mode")
+    assert check["message"].startswith("dcgmi diag returned no test results and GPU 1 is in MIG mode, which the DCGM "
+                                       "diagnostic does not test as a whole GPU: disable MIG")
+    # the same GPU with MIG off: no result is an error again
+    gpu_facts["gpus"][0]["mig_mode"] = {"current": "Disabled", "pending": "Disabled"}
+    [check] = rules.judge_dcgm_diag("n", {"tests": []}, gpu_facts=gpu_facts)
+    assert check["status"] == "error"
+
+
 def test_diag_summary():
     assert rules.summarize_dcgm_diag(dcgm.parse_diag(read(GB10_ALLOWED), level=2)) == {
         "level": 2, "version": "4.5.2", "overall": "Fail", "tests": ["software", "memory", "pcie"],

@@ -150,3 +150,18 @@ def test_waived_forms_of_both_nvbandwidth_generations():
     # only waivers, no testcase run: read, not refused
     only = nvbandwidth.parse("nvbandwidth Version: v0.2\n\nWaiving device_to_device_memcpy_read_ce.\n")
     assert only["waived_testcases"] == ["device_to_device_memcpy_read_ce"]
+
+
+def test_a_damaged_nvbandwidth_row_is_named_and_the_other_testcases_are_read():
+    body = text(H800)
+    row = "0     55.28     55.30     55.32     55.30     55.31     55.34     55.32     55.34"
+    assert row in body
+    damaged = body.replace(row, row.replace("55.30", "5\ufffd.30", 1), 1)
+    facts = nvbandwidth.parse(damaged)
+    assert facts["unparsed"] == [row.replace("55.30", "5\ufffd.30", 1)]
+    # the damaged host-to-device row is lost; its SUM line and the five other testcases are still read
+    assert facts["testcases"]["host_to_device_memcpy_ce"]["sum"] == 442.52
+    d2h = facts["testcases"]["device_to_host_memcpy_ce"]["matrix"]
+    assert d2h == [{"row": 0, "values": [55.15, 55.15, 55.15, 55.15, 55.09, 55.13, 55.1, 55.13]}]
+    assert facts["testcases"]["host_to_device_memcpy_ce"]["matrix"] == []
+    assert len(facts["testcases"]) == 6

@@ -84,3 +84,59 @@ def test_action_bad_plan(tmp_path):
     with pytest.raises(AnsibleActionFail) as info:
         run_action({"plan": str(tmp_path / "none.yml")}, {"hostvars": {}})
     assert "cannot read the cabling plan" in str(info.value)
+
+
+# ibdiagnet's own diagnosis of the subnet (issue 23): a saved console output judged as the fabric's cluster checks
+IBDIAGNET_42 = os.path.join(FIXTURES, "ib", "ibdiagnet-2.7.0-fabric-42-nodes-logparsertask.txt")
+IBDIAGNET_15 = os.path.join(FIXTURES, "ib", "ibdiagnet-routing-dump-summary-openai-recipe.txt")
+
+
+def _ibdiagnet_checks(path):
+    out = run_action({"ibdiagnet": str(path)}, {"ansible_play_hosts_all": ["node01"], "hostvars": {"node01": {}}})
+    return dict((c["id"], c) for c in out["cluster_checks"] if c["id"].startswith("cabling.ibdiagnet."))
+
+
+def test_ibdiagnet_speed_width_errors_fail_the_links_with_check_cable():
+    checks = _ibdiagnet_checks(IBDIAGNET_42)
+    links = checks["cabling.ibdiagnet.links"]
+    assert (links["status"], links["remedy"], links["host"]) == ("fail", "check_cable", "cluster")
+    assert links["observed"] == "15 error(s) in Speed / Width checks"
+    # the 2x link of the real capture is named in the evidence
+    assert "actual link width is 2x" in links["evidence"] and "smg-ib-sw041/U1/P24" in links["evidence"]
+    # Nodes Information has 16 warnings and no error: the subnet's other stages warn
+    assert (checks["cabling.ibdiagnet.subnet"]["status"], checks["cabling.ibdiagnet.subnet"]["remedy"]) == (
+        "warn", "investigate")
+
+
+def test_ibdiagnet_warnings_only_warn_and_a_clean_subnet_passes(tmp_path):
+    checks = _ibdiagnet_checks(IBDIAGNET_15)
+    # Discovery 3 warnings, no error anywhere
+    assert checks["cabling.ibdiagnet.links"]["status"] == "warn"
+    assert checks["cabling.ibdiagnet.subnet"]["status"] == "pass"
+    # the same capture with its warnings edited to 0: every stage passes
+    text = open(IBDIAGNET_15).read()
+    assert "-I- Discovery                 3          0" in text
+    clean = tmp_path / "ibdiagnet-clean.txt"
+    clean.write_text(text.replace("-I- Discovery                 3          0", "-I- Discovery                 0          0"))
+    assert [c["status"] for c in _ibdiagnet_checks(clean).values()] == ["pass", "pass"]
+
+
+def test_ibdiagnet_cut_before_its_summary_never_passes(tmp_path):
+    text = open(IBDIAGNET_42).read()
+    cut = tmp_path / "ibdiagnet-cut.txt"
+    # cut after the Speed / Width errors, before the Fabric Summary and the Summary table
+    cut.write_text(text[:text.index("Fabric Summary")])
+    checks = _ibdiagnet_checks(cut)
+    assert checks["cabling.ibdiagnet.links"]["status"] == "fail"  # the -E- lines read still count
+    assert checks["cabling.ibdiagnet.subnet"]["status"] == "warn"
+    assert "ends before its Summary table" in checks["cabling.ibdiagnet.subnet"]["message"]
+
+
+def test_an_unreadable_ibdiagnet_file_is_an_error_naming_it(tmp_path):
+    checks = _ibdiagnet_checks(tmp_path / "absent.txt")
+    assert list(checks) == ["cabling.ibdiagnet.readout"]
+    assert checks["cabling.ibdiagnet.readout"]["status"] == "error"
+    assert "absent.txt" in checks["cabling.ibdiagnet.readout"]["message"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    assert "ibdiagnet output is empty" in _ibdiagnet_checks(empty)["cabling.ibdiagnet.readout"]["message"]

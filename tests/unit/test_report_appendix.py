@@ -88,7 +88,7 @@ def test_english_html_markdown_and_json():
     assert '<td data-site="service_level">7x24; first response within 30 minutes</td>' in body
     assert ('<tr data-contact="1"><td>delivery engineer</td><td>Li Wei</td><td></td><td>+86 10 5555 0101</td>'
             '<td><a href="mailto:delivery@example.com">delivery@example.com</a></td></tr>') in body
-    assert body.count('<tr data-alert="') == len(data_rules()) == 20
+    assert body.count('<tr data-alert="') == len(data_rules()) > 0
     assert ('<tr data-alert="GpuRowRemapFailure" class="sev-critical"><td><code>GpuRowRemapFailure</code><br>'
             '<span class="muted">gpu.remap.failure</span></td><td class="sev">critical</td><td>The GPU could not remap '
             'a faulty memory row because no spare rows are left.</td><td><code>rma</code> return for repair (RMA)<br>'
@@ -151,7 +151,7 @@ def test_which_reports_carry_the_appendix():
     # an acceptance run without run.site: the alert rules alone, and no site block
     doc = with_site(None)
     view = _report.build_view(doc)
-    assert view["appendix"]["site"] is None and len(view["appendix"]["alerts"]) == 20
+    assert view["appendix"]["site"] is None and len(view["appendix"]["alerts"]) == len(data_rules())
     assert "Service level and contacts" not in _report.render_markdown(doc)
     assert view["title"] == "GPU cluster acceptance report"
 
@@ -205,7 +205,7 @@ def test_the_appendix_renders_in_chromium(tmp_path, language, words):
     dom, err = chromium(tmp_path, paths["html"], "--dump-dom")
     assert console_messages(err) == []
     section = dom[dom.index('<section id="operations"'):]
-    assert section.count('<tr data-alert="') == 20 and section.count('<tr data-contact="') == 2
+    assert section.count('<tr data-alert="') == len(data_rules()) and section.count('<tr data-contact="') == 2
     for word in words:
         assert word in section, word
     os.makedirs(ARTEFACTS, exist_ok=True)

@@ -239,8 +239,9 @@ def test_unparsable_xid_line_warns_and_is_kept():
 
 
 def test_empty_and_none_input():
-    assert xid.parse("") == {"lines": 0, "events": [], "unparsed": []}
-    assert xid.parse(None) == {"lines": 0, "events": [], "unparsed": []}
+    empty = {"lines": 0, "events": [], "unparsed": [], "sxid_events": [], "sxid_unparsed": []}
+    assert xid.parse("") == empty
+    assert xid.parse(None) == empty
 
 
 def test_crlf_lines():

@@ -176,7 +176,7 @@ def test_override_top_level_and_code_keys(tmp_path):
     with pytest.raises(CatalogError) as info:
         load_catalog(overrides=odd)
     assert str(info.value) == ("Xid catalog overrides %s: unknown key(s) cdoes; allowed: buckets, codes, "
-                               "recovery_actions, source, version" % odd)
+                               "recovery_actions, source, sxid, version" % odd)
     word = write(tmp_path, "word.yml", {"codes": {"thirteen": {"remedy": "none"}}})
     with pytest.raises(CatalogError) as info:
         load_catalog(overrides=word)

@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._family import table
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, family_options, node_selection
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import UNDEFINED, HostView
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     NODE_RECORD_FACT,
@@ -20,6 +20,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     failed_task_check,
     node_record,
 )
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._saved_outputs import node_folder, saved_options
 
 # part -> what its judgement is called: the names the per-family roles gave their tasks, so that a failure reads as
 # it did there (the family table's judge steps)
@@ -39,7 +40,31 @@ ARGUMENT_SPEC = dict(
     gpu_facts=dict(type="dict"),
     record=dict(type="str"),
     variables=dict(type="bool", default=True),
+    saved_outputs=dict(type="path"),
 )
+
+
+class _Offline(object):
+    """What the node parts' collect functions use of a module, for a node judged from its saved outputs on the
+    controller: the options, the warnings, no check mode (nothing runs; a saved file is only read)."""
+
+    check_mode = False
+
+    def __init__(self, families, options):
+        self.params = {"families": families, "options": options}
+        self.warnings = []
+
+    def warn(self, message):
+        self.warnings.append(message)
+
+
+def collect_saved(families, options):
+    """The node_collect answer for parts read from saved files on the controller, by the node's own readers."""
+    from ansible_collections.zhisuan.ops.plugins.module_utils._node_collect import collect_families
+    module = _Offline(families, options)
+    answer = collect_families(module)
+    answer["warnings"] = module.warnings
+    return answer
 
 
 class ActionModule(ActionBase):
@@ -83,7 +108,28 @@ class ActionModule(ActionBase):
             collect = dict((name, dict((key, value) for key, value in (args["collect"].get(name) or {}).items()
                                        if value is not None)) for name in families)
             judge = args["judge"]
-        if families:
+        saved = args["saved_outputs"]
+        if saved is None and args["variables"]:
+            found = view.lookup("zhisuan_saved_outputs")
+            saved = found if found is not UNDEFINED and found else None
+        saved_facts = None
+        if saved:
+            # judged offline: the files a site sent, read on the controller by the node's readers (no connection)
+            try:
+                folder = node_folder(saved, host)
+            except ValueError as exc:
+                raise AnsibleActionFail("zhisuan.ops.check: %s" % exc)
+            read, collect, used, missing = saved_options(folder, families, collect)
+            saved_facts = {"saved_outputs": folder, "saved_outputs_read": used}
+            if missing:
+                saved_facts["saved_outputs_missing"] = missing
+            families = [name for name in ORDER if name in read]
+            answer = collect_saved(families, collect) if families else {"collected": {}, "timing": {}}
+            for message in answer.get("warnings") or []:
+                result.setdefault("warnings", []).append(message)
+            collected_all = answer["collected"]
+            node_timing = answer.get("timing") or {}
+        elif families:
             try:
                 # one round trip: every family's collect function runs in one module process on the node
                 answer = self._execute_module(module_name="zhisuan.ops.node_collect",
@@ -136,6 +182,8 @@ class ActionModule(ActionBase):
             family = FAMILIES[name].name
             seconds = float(node_timing.get(name) or 0.0) + time.monotonic() - started
             timing[family] = round(timing.get(family, 0.0) + seconds, 3)
+        if saved_facts is not None:
+            summary.update(saved_facts)
         result.update(changed=False, summary=summary, host_unreachable=unreachable, ansible_facts=facts)
         if args["record"]:
             # kept in the record only: every result crosses from the worker to the controller's one main process,

@@ -12,9 +12,10 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._cabling import cabling_map
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric import judge_fabric_consistency
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ibdiagnet import judge_ibdiagnet
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_cabling import (ib_cabling_map, judge_ib_cabling,
                                                                                      judge_ib_switch_links)
-from ansible_collections.zhisuan.ops.plugins.module_utils._net import ibnetdiscover
+from ansible_collections.zhisuan.ops.plugins.module_utils._net import ibdiagnet, ibnetdiscover
 from ansible_collections.zhisuan.ops.plugins.module_utils._net.iblinkinfo import fabric_facts
 
 
@@ -50,6 +51,19 @@ def load_fabric_view(path, tool="iblinkinfo"):
     return facts
 
 
+def load_ibdiagnet(path):
+    """``(summary, error)`` of an ``ibdiagnet`` console output file on the controller (a file a customer sent)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        return None, "cannot read %s: %s" % (path, exc.strerror or exc)
+    try:
+        return ibdiagnet.parse_ibdiagnet(text), None
+    except ZhisuanError as exc:
+        return None, "%s (file %s)" % (exc.message, path)
+
+
 def fabric_view(facts):
     """The first subnet view (``ib_subnet``, ibnetdiscover) found in the hosts' net facts, else the first
     ``ib_fabric`` (iblinkinfo) (the view is global: one node collects it), or None."""
@@ -65,7 +79,7 @@ class ActionModule(ActionBase):
     """Fabric consistency across the play's hosts, on the controller: reads each host's net facts from hostvars."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan", "iblinkinfo", "ibnetdiscover"))
+    _VALID_ARGS = frozenset(("hosts", "facts_var", "plan", "iblinkinfo", "ibnetdiscover", "ibdiagnet"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -76,6 +90,7 @@ class ActionModule(ActionBase):
             plan=dict(type="path"),
             iblinkinfo=dict(type="path"),
             ibnetdiscover=dict(type="path"),
+            ibdiagnet=dict(type="path"),
         ))
         task_vars = task_vars or {}
         hosts = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts_all") or []
@@ -97,6 +112,11 @@ class ActionModule(ActionBase):
         for host, checks in sorted(judge_ib_cabling(view, plan).items()):
             host_checks.setdefault(host, []).extend(checks)
         cluster_checks.extend(judge_ib_switch_links(view, plan))
+        if args["ibdiagnet"]:
+            summary, error = load_ibdiagnet(args["ibdiagnet"])
+            cluster_checks.extend(judge_ibdiagnet(summary, error, source=args["ibdiagnet"]))
+            for warning in (summary or {}).get("warnings") or []:
+                result.setdefault("warnings", []).append("ibdiagnet %s: %s" % (args["ibdiagnet"], warning))
         if view is not None and plan.get("links"):
             data["fabric"]["cabling"]["links"].extend(ib_cabling_map(view, plan))
         result.update(changed=False, cluster_checks=cluster_checks, host_checks=host_checks, cluster_data=data)

@@ -9,6 +9,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history
+from ansible_collections.zhisuan.ops.plugins.plugin_utils import _lease
 
 
 # the parts of one node's record (history.build); records: records made already
@@ -22,7 +23,7 @@ class ActionModule(ActionBase):
     it is known - or a list of records made already (``records``)."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dir", "records", "node", "run_id", "outcome") + PARTS)
+    _VALID_ARGS = frozenset(("dir", "records", "node", "run_id", "outcome", "release_leases") + PARTS)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -45,8 +46,11 @@ class ActionModule(ActionBase):
             scheduler=dict(type="dict"),
             evidence=dict(type="raw"),
             ticket=dict(type="raw"),
-        ), mutually_exclusive=[("records", "node")], required_one_of=[("records", "node")],
-            required_by={"node": ("run_id", "outcome")})
+            release_leases=dict(type="str"),
+        ), mutually_exclusive=[("records", "node", "release_leases")],
+            required_one_of=[("records", "node", "release_leases")], required_by={"node": ("run_id", "outcome")})
+        if args["release_leases"] is not None:
+            return self._release(result, args["dir"], args["release_leases"])
         try:
             if args["node"] is not None:
                 records = [history.build(args["node"], args["run_id"], args["outcome"],
@@ -65,4 +69,15 @@ class ActionModule(ActionBase):
         except (IOError, OSError) as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_history: cannot append to %s: %s" % (args["dir"], exc))
         result.update(changed=bool(records), path=path, records=records)
+        return result
+
+    def _release(self, result, directory, run_id):
+        """Release the node leases ``run_id`` holds in ``directory``."""
+        released = []
+        if not self._task.check_mode:
+            try:
+                released = _lease.release(directory, run_id)
+            except history.HistoryError as exc:
+                raise AnsibleActionFail("zhisuan.ops.remediation_history: %s" % exc)
+        result.update(changed=bool(released), path=None, records=[], released=released)
         return result

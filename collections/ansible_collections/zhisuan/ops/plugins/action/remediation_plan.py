@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 
 import yaml
@@ -18,6 +19,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import hist
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.plan import make_plan
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.policy import PolicyError, normalize
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
+from ansible_collections.zhisuan.ops.plugins.plugin_utils import _lease
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import host_inputs
 
@@ -32,7 +34,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("results", "hosts", "checks", "run_hosts", "run_id", "families", "unreachable",
                              "policy_file", "policy", "scheduler", "fleet", "approved", "batch_size", "only",
-                             "history_dir", "cabling_plan", "fleet_thresholds"))
+                             "history_dir", "cabling_plan", "fleet_thresholds", "lease_run_id"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -55,6 +57,7 @@ class ActionModule(ActionBase):
             history_dir=dict(type="path"),
             cabling_plan=dict(type="path"),
             fleet_thresholds=dict(type="dict", default={}),
+            lease_run_id=dict(type="str"),
         ), mutually_exclusive=[("results", "hosts", "checks", "run_hosts")],
             required_one_of=[("results", "hosts", "checks", "run_hosts")])
         source = {"path": args["results"], "run_id": None, "kind": None, "started": None, "finished": None}
@@ -98,12 +101,49 @@ class ActionModule(ActionBase):
             fleet_checks = judge_fleet(hosts, where, args["fleet_thresholds"])
         except FleetError as exc:
             raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s" % exc)
-        plan = make_plan(hosts, policy, scheduler=scheduler, fleet=args["fleet"] or len(hosts),
-                         approved=args["approved"], batch_size=args["batch_size"], only=args["only"],
-                         history=records, shared=shared)
+
+        def planned(leased=None):
+            return make_plan(hosts, policy, scheduler=scheduler, fleet=args["fleet"] or len(hosts),
+                             approved=args["approved"], batch_size=args["batch_size"], only=args["only"],
+                             history=records, shared=shared, leased=leased)
+
+        if args["lease_run_id"] and args["history_dir"] and not self._task.check_mode:
+            plan = self._leased_plan(planned, planned(), args["history_dir"], args["lease_run_id"])
+        elif args["history_dir"]:
+            # no leases of its own (an inspection, check mode): a node a running remediation holds is not stranded
+            plan = planned(dict((name, lease) for name, lease in _lease.live(args["history_dir"]).items()
+                                if lease["run_id"] != args["lease_run_id"]))
+        else:
+            plan = planned()
         result.update(changed=False, plan=plan, order=plan["order"], checks=fleet_checks + plan["checks"],
                       source=source, policy=policy, policy_file=os.path.abspath(policy_file))
         return result
+
+    @staticmethod
+    def _leased_plan(planned, plan, history_dir, run_id):
+        """The plan once this run holds the lease of every node it acts on: a node another run holds is planned
+        again as ``held`` (a slot it freed may let a deferred node in, whose lease is claimed in turn); the leases
+        of nodes the final plan does not act on are released."""
+        # the run's own process: ansible-playbook, the parent of the worker that runs this action
+        pid = os.getppid() if multiprocessing.parent_process() is not None else os.getpid()
+        held, claimed = {}, set()
+        try:
+            for dummy_round in range(len(plan["nodes"]) + 1):
+                wanted = [name for name in plan["order"] if name not in claimed]
+                if not wanted:
+                    break
+                got, refused = _lease.claim(history_dir, wanted, run_id, pid)
+                claimed.update(got)
+                if not refused:
+                    break
+                held.update(refused)
+                plan = planned(held)
+            extra = sorted(claimed - set(plan["order"]))
+            if extra:
+                _lease.release(history_dir, run_id, nodes=extra)
+        except remediation_history.HistoryError as exc:
+            raise AnsibleActionFail("zhisuan.ops.remediation_plan: %s" % exc)
+        return plan
 
     @staticmethod
     def _of_families(hosts, scheduler, families):

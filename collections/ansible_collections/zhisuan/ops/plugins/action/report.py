@@ -15,7 +15,13 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._remediate import history as remediation_history
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import HistoryError, load_history, store_run
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import (
+    KEEP_DAYS,
+    KEEP_RUNS,
+    HistoryError,
+    load_history,
+    store_run,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     FORMATS,
     LANGUAGES,
@@ -23,6 +29,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report import (
     ReportError,
     commit_reports,
     load_results,
+    max_results_mib,
     stage_reports,
     validate_results,
     verdict_summary,
@@ -42,6 +49,8 @@ ARGUMENT_SPEC = {
     "history_dir": {"type": "path"},
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
+    "history_keep_runs": {"type": "int", "default": KEEP_RUNS},
+    "history_keep_days": {"type": "float", "default": KEEP_DAYS},
     "retests": {"type": "list", "elements": "path", "default": []},
     "timezone": {"type": "str"},
     "pdf": {"type": "bool", "default": False},
@@ -86,7 +95,9 @@ class ActionModule(ActionBase):
             if history_dir:
                 if not self._task.check_mode and not retests:  # the base and its re-tests are kept as they ran
                     kept = store_run(history_dir, results, src=src)
-                history = load_history(history_dir, warn=warnings.append, current=None if kept is None else results)
+                history = load_history(history_dir, warn=warnings.append, current=None if kept is None else results,
+                                       keep_runs=args["history_keep_runs"], keep_days=args["history_keep_days"],
+                                       max_bytes=max_results_mib(args["max_results_mib"]) * 1048576)
                 log = args["remediation_log"] or os.path.join(history_dir, "remediation.jsonl")
                 remediation = remediation_history.read(log, warn=warnings.append)
             template_dir = os.path.abspath(args["template_dir"]) if args["template_dir"] else None

@@ -7,8 +7,6 @@
 
 """The module edge: shared argspecs, and the one place where typed errors become ``fail_json``."""
 
-from __future__ import annotations
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError

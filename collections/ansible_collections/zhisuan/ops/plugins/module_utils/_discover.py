@@ -9,8 +9,6 @@
 presence ping (UDP 623) on every address and port; with credentials, the Redfish system's vendor, model and
 serial. Probes run in parallel, each with a timeout; nothing is ever sent but reads."""
 
-from __future__ import annotations
-
 import socket
 import struct
 from concurrent.futures import ThreadPoolExecutor

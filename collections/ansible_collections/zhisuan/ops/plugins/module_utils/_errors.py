@@ -7,8 +7,6 @@
 
 """Typed errors raised in module_utils and turned into fail_json (or an ``error`` check) once at the edge."""
 
-from __future__ import annotations
-
 
 class ZhisuanError(Exception):
     """Base class. ``tool`` names the program or data source, ``detail`` says what was wrong."""

@@ -10,8 +10,6 @@ function is called with its own options, validated against the argspec of its ow
 a family that fails gives the result its module would have failed with, and the others run. One AnsiballZ round trip
 per node instead of one per family."""
 
-from __future__ import annotations
-
 import copy
 import time
 

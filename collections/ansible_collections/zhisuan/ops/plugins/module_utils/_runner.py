@@ -25,8 +25,6 @@
   reason (``first_line``), and one constructor for a failed run (``tool_failed``): call sites build neither by hand.
 """
 
-from __future__ import annotations
-
 import os
 import select
 import selectors

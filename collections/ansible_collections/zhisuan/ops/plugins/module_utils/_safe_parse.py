@@ -21,8 +21,6 @@ What damaged or odd outputs hold and these helpers turn into ``None`` (a number)
 Pure functions, standard library only.
 """
 
-from __future__ import annotations
-
 import datetime
 import json
 import math
@@ -36,6 +34,11 @@ MAX_DIGITS = 24
 MAX_DEPTH = 64
 
 _INT_RE = re.compile(r"^[+-]?[0-9]{1,%d}$" % MAX_DIGITS)
+_ASCII_DIGITS_RE = re.compile(r"[0-9]+")
+# datetime.fromisoformat's forms of Python 3.7-3.10 (for Python 3.6, which has none)
+_ISO_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+                     r"(?:.([0-9]{2})(?::([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?)?"
+                     r"(?:([+-])([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{6}))?)?)?)?", re.S)
 _FLOAT_RE = re.compile(r"^[+-]?(?:[0-9]{1,%d}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?$" % MAX_DIGITS)
 
 
@@ -78,7 +81,37 @@ def finite(value):
 
 def is_ascii_digits(text):
     """True for a non-empty run of ASCII digits (``str.isdigit()`` also accepts ``²`` and ``٣``)."""
-    return isinstance(text, str) and 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit()
+    return isinstance(text, str) and 0 < len(text) <= MAX_DIGITS and ascii_digits(text)
+
+
+def ascii_digits(text):
+    """True when ``text`` is a non-empty run of the digits 0-9 only, of any length (``str.isascii()`` is Python
+    3.7+; the node-side code keeps to 3.6)."""
+    return _ASCII_DIGITS_RE.fullmatch(text) is not None
+
+
+def fromisoformat(text):
+    """``datetime.datetime.fromisoformat(text)`` (Python 3.7+); on Python 3.6 the same forms parsed here:
+    ``YYYY-MM-DD[?HH[:MM[:SS[.f...]]][+HH:MM[:SS[.ffffff]]]]``, digits past microseconds cut as Python 3.11
+    does. Raises ValueError like it."""
+    native = getattr(datetime.datetime, "fromisoformat", None)
+    return native(text) if native is not None else fromisoformat_py36(text)
+
+
+def fromisoformat_py36(text):
+    """What ``fromisoformat`` does where Python has no ``datetime.fromisoformat`` (3.6)."""
+    match = _ISO_RE.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError("Invalid isoformat string: %r" % (text,))
+    (year, month, day, hour, minute, second, fraction, sign, off_hour, off_minute, off_second,
+     off_fraction) = match.groups()
+    tzinfo = None
+    if sign:
+        offset = datetime.timedelta(hours=int(off_hour), minutes=int(off_minute), seconds=int(off_second or 0),
+                                    microseconds=int((off_fraction or "0").ljust(6, "0")))
+        tzinfo = datetime.timezone(-offset if sign == "-" else offset)
+    return datetime.datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+                             int((fraction or "0")[:6].ljust(6, "0")), tzinfo)
 
 
 def _reject_constant(name):
@@ -113,7 +146,7 @@ def iso_time(value):
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        parsed = datetime.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T", 1))
+        parsed = fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T", 1))
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)

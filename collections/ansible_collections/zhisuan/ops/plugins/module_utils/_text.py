@@ -7,8 +7,6 @@
 
 """Small text helpers shared by module_utils and plugin_utils (pure, stdlib only)."""
 
-from __future__ import annotations
-
 import re
 
 _DIGITS = re.compile(r"([0-9]+)")

@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: dcgm_diag
@@ -66,6 +64,12 @@ options:
       - Default per level, the nominal duration with margin (C(dcgmi diag) is known to hang) - V(120) for level 1,
         V(600) for level 2, V(1800) for level 3, V(7200) for level 4. An explicit value wins.
     type: int
+  src:
+    description:
+      - Path, on the node, of a saved C(dcgmi diag -j) output (a file a site sent) to read instead of running
+        C(dcgmi); the same reader and rules apply, nothing runs, and RV(dcgm.rc) is V(null).
+      - O(level) is then the level the saved run was made at.
+    type: path
 notes:
   - Programs run with C(LANG=C) and C(LC_ALL=C), without a shell.
   - On failure the task returns C(error_kind) (C(not_found), C(timed_out), C(failed) or C(unparsable)), C(tool) and

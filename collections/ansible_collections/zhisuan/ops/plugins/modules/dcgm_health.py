@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: dcgm_health
@@ -35,6 +33,11 @@ options:
       - The roles pass C(zhisuan_tools.dcgmi) here.
     type: str
     default: dcgmi
+  src:
+    description:
+      - Path, on the node, of a saved C(dcgmi health -c -j) output to read instead of running C(dcgmi); the same
+        reader and rules apply and RV(dcgm_health.rc) is V(null).
+    type: path
 notes:
   - "The health watches must be enabled on the host engine (C(dcgmi health -s a)); otherwise dcgmi prints
     C(Error: Health watches not enabled) and the task fails with C(error_kind=failed)."

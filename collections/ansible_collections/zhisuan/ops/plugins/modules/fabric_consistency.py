@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: fabric_consistency
@@ -66,6 +64,15 @@ options:
       - An C(ibnetdiscover) output file on the controller (the topology file or the C(-p) ports report, for
         example one a customer sent), judged against the plan's InfiniBand links instead of the view a node
         collected. Taken before O(iblinkinfo) when both are given.
+    type: path
+  ibdiagnet:
+    description:
+      - An C(ibdiagnet) (ibdiagnet2) console output file on the controller, the subnet manager's own diagnosis of
+        the fabric, judged as two cluster checks beside the per-link view. C(cabling.ibdiagnet.links) (the
+        Discovery, Links Check, Speed / Width checks and Port Counters stages) fails with remedy C(check_cable) on an
+        error there, with the stage's C(-E-) lines as evidence; C(cabling.ibdiagnet.subnet) judges the other stages.
+      - Warnings only are C(warn); an output cut before its Summary table is never a pass; a file that cannot be
+        read is the C(error) check C(cabling.ibdiagnet.readout).
     type: path
 notes:
   - Run it with C(run_once) after every host has set its facts variable.

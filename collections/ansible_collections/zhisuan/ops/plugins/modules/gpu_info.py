@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: gpu_info
@@ -38,7 +36,14 @@ options:
     description:
       - Path, on the node, of a saved C(nvidia-smi -q) text dump or C(nvidia-smi -q -x) XML file to read instead
         of running O(nvidia_smi_path). The form is detected from the content.
-      - NVLink states are not read from a saved dump; every RV(gpu.gpus[].nvlink) is then V(null).
+      - NVLink states are read from a saved dump only with O(nvlink_src); without it every RV(gpu.gpus[].nvlink) is
+        then V(null).
+    type: path
+  nvlink_src:
+    description:
+      - With O(src), path on the node of a saved C(nvidia-smi nvlink -s) output whose link states fill
+        RV(gpu.gpus[].nvlink), read with the same line-by-line reader as the live call.
+      - A file that cannot be read or holds no GPU block is reported in RV(gpu.nvlink_error), as a failing call is.
     type: path
   nvlink:
     description:
@@ -62,6 +67,15 @@ options:
         their growth over the window is returned in RV(gpu.nvlink_errors). V(0) does not read them.
       - The module waits this long; the judge rates the growth as DCGM's NVLink health watch does.
       - Its failure is not fatal; it is reported in RV(gpu.nvlink_errors_error). Not read with O(src).
+    type: int
+    default: 0
+  throttle_window:
+    description:
+      - Seconds between the C(nvidia-smi -q -x) read and a second one, whose clocks event reasons counters (how long
+        power capping, thermal slowdown and power braking held the clocks down, drivers 535 and later) give the share
+        of the window each cause held them down, per GPU, in RV(gpu.throttle_window). V(0) does not read it.
+      - The module waits this long (after O(nvlink_errors_window) when both are set). Its failure is not fatal; it is
+        reported in RV(gpu.throttle_window_error). Not read with O(src) or O(source=nvml).
     type: int
     default: 0
 seealso:
@@ -151,6 +165,16 @@ gpu:
     nvlink_errors_error:
       description: Why C(nvidia-smi nvlink -e) could not be read, else V(null).
       type: str
+    throttle_window:
+      description:
+        - The clocks event reasons counters' growth over O(throttle_window) seconds, V(null) when not read.
+        - C(window_s) and C(gpus), one per GPU with counters in both reads (C(index), C(pci_bus_id), C(held_us) and
+          C(share_pct) per cause - C(sw_power_cap), C(sync_boost), C(sw_thermal_slowdown), C(hw_thermal_slowdown),
+          C(hw_power_brake_slowdown) - and C(reset), true when a counter went down because the driver reloaded).
+      type: dict
+    throttle_window_error:
+      description: Why the second C(nvidia-smi -q -x) could not be read, else V(null).
+      type: str
     gpus:
       description: One record per GPU, in the order nvidia-smi printed them.
       type: list
@@ -215,6 +239,17 @@ gpu:
           description: Processes using the GPU (C(pid), C(type), C(name), C(used_memory_mib)).
           type: list
           elements: dict
+        mig_devices:
+          description:
+            - The GPU's MIG devices (C(index), C(gpu_instance_id), C(compute_instance_id), C(memory_total_mib),
+              C(multiprocessors)), V(null) when none is printed.
+          type: list
+          elements: dict
+        throttle_counters_us:
+          description:
+            - Microseconds each cause held the clocks down since the driver loaded (C(sw_power_cap), C(sync_boost),
+              C(sw_thermal_slowdown), C(hw_thermal_slowdown), C(hw_power_brake_slowdown)), V(null) when not printed.
+          type: dict
         unreadable:
           description: Field paths whose value read C(ERR!).
           type: list

@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: judge
@@ -61,7 +59,7 @@ options:
   expected:
     description:
       - The node's bill of materials and baseline, usually C(zhisuan_expected) (C(gpu_count), C(gpu_model),
-        C(driver_version), C(cuda_version)).
+        C(driver_version), C(cuda_version), C(mig_devices_per_gpu)).
     type: dict
     default: {}
   thresholds:

@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: remediation_history
@@ -24,7 +22,11 @@ description:
     gets its durations (C(detect_to_action_s), C(action_s), C(detect_to_repair_s)). The shape is in
     C(docs/remediation.md).
   - A short write (a full disk) fails the task, naming the file and the bytes written; the fragment is ended before
-    the next record, and readers pass over it with a warning.
+    the next record, and readers pass over it with a warning. An append waits at most 60 seconds for another run's
+    append (the lock); past that the task fails naming the file, nothing written.
+  - With O(release_leases), the node leases that run holds (C(<dir>/leases/), claimed by
+    M(zhisuan.ops.remediation_plan) with O(zhisuan.ops.remediation_plan#module:lease_run_id)) are released, so
+    another remediation run may act on those nodes.
 extends_documentation_fragment:
   - zhisuan.ops._attributes
   - zhisuan.ops._attributes.controller
@@ -45,9 +47,15 @@ options:
       - Records made already - C(time), C(run_id), C(source_run_id), C(node), C(cause), C(component), C(remedy),
         C(action), C(mode), C(outcome), C(message), C(detected), C(started), C(finished), C(resumed),
         C(verification), C(scheduler), C(evidence), C(ticket).
-      - Mutually exclusive with O(node); one of the two is required.
+      - Mutually exclusive with O(node) and O(release_leases); one of the three is required.
     type: list
     elements: dict
+  release_leases:
+    description:
+      - A run id; the node leases it holds in O(dir) are released (nothing is appended). Leases of other runs are left
+        alone. Mutually exclusive with O(records) and O(node).
+      - Not in check mode (nothing was claimed).
+    type: str
   node:
     description: The node whose record is built from the options below and appended.
     type: str
@@ -120,13 +128,25 @@ EXAMPLES = r"""
     started: "2026-01-01T10:05:00+00:00"
     finished: "2026-01-01T10:05:20+00:00"
   delegate_to: localhost
+
+- name: Release the node leases of this run (its nodes are recorded)
+  zhisuan.ops.remediation_history:
+    dir: reports/history
+    release_leases: 20260101T100000Z-remediate-1234567ab12
+  run_once: true
+  delegate_to: localhost
 """
 
 RETURN = r"""
 path:
-  description: The history file appended to (null in check mode).
+  description: The history file appended to (null in check mode, or with O(release_leases)).
   returned: always
   type: str
+released:
+  description: With O(release_leases), the nodes whose leases were released.
+  returned: when O(release_leases) is given
+  type: list
+  elements: str
 records:
   description: The records as written, with C(schema) and C(durations).
   returned: always

@@ -4,8 +4,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: remediation_plan
@@ -106,7 +104,19 @@ options:
         cause C(escalation.repeats) times within C(escalation.window_days) gets the next remedy up the policy's
         C(escalation.ladder) (C(reset_gpu), C(power_cycle), C(rma) by default).
       - Without it no escalation is planned.
+      - Its node leases (C(leases/)) are read too; a node another remediation run holds now is planned C(held), and
+        is not stranded (what C(inspect.yml) reports), even without O(lease_run_id).
     type: path
+  lease_run_id:
+    description:
+      - The run id of this remediation run. With O(history_dir) (not in check mode), the run claims the lease of each
+        node it plans to act on (C(<history_dir>/leases/<node>.json)); a node another remediation run holds is planned
+        C(held) with the message C(held by run <id>), never acted on, and its slot may go to a deferred node. A lease
+        whose run is gone (its process no longer lives on this controller, or it was taken on another controller
+        more than 24 hours ago) is taken over. M(zhisuan.ops.remediation_history) with
+        O(zhisuan.ops.remediation_history#module:release_leases) releases them.
+      - Not set means no leases (two overlapping runs may then act on one node).
+    type: str
   cabling_plan:
     description:
       - The cabling plan (C(zhisuan_cabling_plan)); with the hosts' C(zhisuan_rack) and C(zhisuan_pdu) it says which
@@ -161,7 +171,12 @@ plan:
       description: Nodes beyond the blast-radius limit (for a later run).
       type: list
     held:
-      description: Nodes not acted on because the breaker tripped.
+      description: Nodes not acted on because the breaker tripped, or another remediation run holds them (RV(plan.leased)).
+      type: list
+    leased:
+      description:
+        - Nodes another remediation run holds (O(lease_run_id)); each one's entry in RV(plan.nodes) has C(leased)
+          (C(run_id), C(host), C(pid), C(time) of that run's lease) and status C(held).
       type: list
     skipped:
       description: Node name to why it is left alone (drained by an operator, unreachable).

@@ -5,8 +5,6 @@
 
 # This file holds the documentation only; the work is done on the controller by plugins/action/report.py.
 
-from __future__ import annotations
-
 DOCUMENTATION = r"""
 ---
 module: report
@@ -92,7 +90,22 @@ options:
       - The largest O(src) read, in MiB; a bigger file fails the task with its size before it is read (Python holds
         a parsed results document at about 8 times its size; a 1,000-node run of 60 checks a node is 14 MiB).
       - Defaults to the environment variable C(ZHISUAN_MAX_RESULTS_MIB) of the controller, else 512.
+      - A kept run of O(history_dir) without its slim index entry is read whole only under the same cap; a bigger one
+        is skipped with a warning.
     type: float
+  history_keep_runs:
+    description:
+      - Retention of the history read for the comparison and the KPIs, newest first - at most this many runs (the
+        current run counts as one). The runs beyond stay in O(history_dir), unread.
+      - A run's time is the time its id starts with, else its file's modification time.
+    type: int
+    default: 1000
+  history_keep_days:
+    description:
+      - Retention of the history read for the comparison and the KPIs - no run older than this many days. The runs
+        beyond stay in O(history_dir), unread.
+    type: float
+    default: 365
   retests:
     description:
       - Re-tests of some of the run's nodes (run directories or their C(results.json)) folded into O(src). Each

@@ -14,9 +14,11 @@ history's readers load instead of the whole run); everything else is a pure func
 
 from __future__ import annotations
 
+import datetime
 import filecmp
 import json
 import os
+import re
 import shutil
 import statistics
 import tempfile
@@ -39,6 +41,15 @@ FLEET_METRICS = (
 # the slim index beside the kept runs: <history_dir>/index/<entry name>, the ``slim`` form of each run (well under
 # 1 MiB for 1,000 hosts), read instead of the run itself, so a long history costs little to load
 INDEX_DIR = "index"
+
+# retention: what the comparison and the KPIs read of the history, the newest runs first - at most KEEP_RUNS runs
+# and none older than KEEP_DAYS days (a run's time is the one its id starts with, else its file's time); the runs
+# beyond are left in the folder, unread. A 15-minute inspection makes ~96 runs a day: 1,000 runs are ~10 days of
+# it, and a year of daily acceptance or remediation runs; a slim entry of 1,000 hosts is up to ~1 MiB, so a big
+# fleet's history costs at most ~1 GiB to read (lower history_keep_runs there).
+KEEP_RUNS = 1000
+KEEP_DAYS = 365.0
+_ID_TIME = re.compile(r"^(\d{8}T\d{6})Z")
 
 
 class HistoryError(Exception):
@@ -182,21 +193,62 @@ def _indexed(history_dir, name, path):
     return None
 
 
-def load_history(history_dir, warn=None, slimmed=True, current=None):
-    """Every results document in ``history_dir`` (``*.json``), oldest first, each ``slim``-med unless ``slimmed`` is
-    false. A slim read takes each run's index entry (``index/<name>``, written by ``store_run``) when it is there and
-    not older than the run, so only the small form is read; a run without one (kept by hand, or before the index) is
-    read whole and slimmed. Unreadable files are skipped with a warning; a missing folder is an empty history.
-    ``current`` (a run in memory, just kept there) is taken as it is instead of reading its file back."""
+def _file_time(name, path):
+    """When the kept run ``name`` ran, as a UTC timestamp: the time its id starts with, else its file's time."""
+    match = _ID_TIME.match(name)
+    if match:
+        try:
+            return datetime.datetime.strptime(match.group(1), "%Y%m%dT%H%M%S").replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+        except ValueError:
+            pass
+    return os.stat(path).st_mtime
+
+
+def retained(history_dir, keep_runs=None, keep_days=None, now=None, skip=None):
+    """The kept run files of ``history_dir`` (names) retention reads, newest first: at most ``keep_runs``
+    (``KEEP_RUNS``; ``skip``, the current run, counts as one of them) and none older than ``keep_days`` days
+    (``KEEP_DAYS``) before ``now``. Returns (names, passed over: the number of run files left unread)."""
+    keep_runs = KEEP_RUNS if keep_runs is None else int(keep_runs)
+    keep_days = KEEP_DAYS if keep_days is None else float(keep_days)
+    if keep_runs < 1 or keep_days <= 0:
+        raise HistoryError("zhisuan.ops.report: history retention must keep at least one run and a positive number "
+                           "of days, got %s runs and %s days" % (keep_runs, keep_days))
+    now = (now or datetime.datetime.now(datetime.timezone.utc)).timestamp()
+    dated = []
+    for name in os.listdir(history_dir):
+        if not name.endswith(".json") or name.startswith(".") or name == skip:
+            continue
+        path = os.path.join(history_dir, name)
+        try:
+            if not os.path.isfile(path):
+                continue
+            dated.append((_file_time(name, path), name))
+        except OSError:
+            continue  # gone meanwhile (a file another run replaced)
+    dated.sort(reverse=True)
+    room = keep_runs - (1 if skip is not None else 0)
+    names = [name for when, name in dated if now - when <= keep_days * 86400.0][:max(room, 0)]
+    return names, len(dated) - len(names)
+
+
+def load_history(history_dir, warn=None, slimmed=True, current=None, keep_runs=None, keep_days=None, now=None,
+                 max_bytes=None):
+    """The results documents in ``history_dir`` (``*.json``) retention keeps (``retained``: the newest
+    ``keep_runs``, none older than ``keep_days``), oldest first, each ``slim``-med unless ``slimmed`` is false. A
+    slim read takes each run's index entry (``index/<name>``, written by ``store_run``) when it is there and not
+    older than the run, so only the small form is read; a run without one (kept by hand, or before the index) is
+    read whole and slimmed, unless it is over ``max_bytes`` (then skipped with a warning). Unreadable files are
+    skipped with a warning; a missing folder is an empty history. ``current`` (a run in memory, just kept there)
+    is taken as it is instead of reading its file back."""
     if not os.path.isdir(history_dir):
         return []
     runs = []
     skip = entry_name(current) if current is not None else None
     if current is not None:
         runs.append(slim(current) if slimmed else current)
-    for name in sorted(os.listdir(history_dir)):
-        if not name.endswith(".json") or name.startswith(".") or name == skip:
-            continue
+    names, dummy_passed_over = retained(history_dir, keep_runs, keep_days, now, skip)
+    for name in sorted(names):
         path = os.path.join(history_dir, name)
         if not os.path.isfile(path):
             continue
@@ -206,6 +258,13 @@ def load_history(history_dir, warn=None, slimmed=True, current=None):
                 runs.append(indexed)
                 continue
         try:
+            size = os.stat(path).st_size
+            if max_bytes is not None and size > max_bytes:
+                if warn:
+                    warn("zhisuan.ops.report: history file %s skipped: %.1f MiB, over the %.1f MiB a run may be read "
+                         "at (it has no index entry; raise max_results_mib if it is really that large)"
+                         % (path, size / 1048576.0, max_bytes / 1048576.0))
+                continue
             data = _read_json(path)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             if warn:

@@ -26,7 +26,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import resol
 
 # Top-level keys of zhisuan_expected the rules read (README: the bill of materials and baseline of a node).
 EXPECTED_KEYS = frozenset((
-    "gpu_count", "gpu_model", "driver_version", "cuda_version",       # gpu family
+    "gpu_count", "gpu_model", "driver_version", "cuda_version", "mig_devices_per_gpu",  # gpu family
     "dimm_count", "memory_gib", "bmc_nic_count", "drive_count", "psu_count",  # bmc family (the BMC's inventory)
     "bios", "tuning", "net",                                          # baseline, tuning, nic/rdma/cabling
 ))

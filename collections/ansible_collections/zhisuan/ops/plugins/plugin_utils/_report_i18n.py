@@ -96,14 +96,16 @@ CHECK_SUBJECTS = (
     N_("check:gpu.collect"), N_("check:gpu.count.present"), N_("check:gpu.count.visible"),
     N_("check:gpu.cuda.version"), N_("check:gpu.driver.version"), N_("check:gpu.ecc.aggregate_uncorrectable"),
     N_("check:gpu.ecc.mode"), N_("check:gpu.ecc.volatile_uncorrectable"), N_("check:gpu.fabric.state"),
-    N_("check:gpu.facts.readable"), N_("check:gpu.memory.total"), N_("check:gpu.model.name"),
+    N_("check:gpu.facts.readable"), N_("check:gpu.memory.total"), N_("check:gpu.mig.mode"),
+    N_("check:gpu.model.name"),
     N_("check:gpu.nvlink.count"), N_("check:gpu.nvlink.links"), N_("check:gpu.nvlink.speed"),
     N_("check:gpu.pcie.generation"), N_("check:gpu.pcie.width"), N_("check:gpu.power.draw"),
     N_("check:gpu.power.limit"), N_("check:gpu.readout.unreadable"), N_("check:gpu.remap.failure"),
     N_("check:gpu.remap.pending"), N_("check:gpu.remap.uncorrectable"), N_("check:gpu.retired_pages.count"),
     N_("check:gpu.retired_pages.pending"), N_("check:gpu.temperature.gpu"), N_("check:gpu.temperature.peers"),
     N_("check:gpu.throttle.hw_power_brake_slowdown"), N_("check:gpu.throttle.hw_slowdown"),
-    N_("check:gpu.throttle.hw_thermal_slowdown"), N_("check:gpu.throttle.sw_thermal_slowdown"),
+    N_("check:gpu.throttle.hw_thermal_slowdown"), N_("check:gpu.throttle.rate"),
+    N_("check:gpu.throttle.sw_thermal_slowdown"),
     N_("check:nccl.bisect.suspect"), N_("check:nccl.collect.nccl_tests"), N_("check:nccl.facts.readable"),
     N_("check:nccl.busbw"), N_("check:nccl.coverage"), N_("check:nccl.wrong"), N_("check:nic.collect.facts"),
     N_("check:nic.counters.discards"), N_("check:nic.counters.errors"), N_("check:nic.counters.pause"),
@@ -122,6 +124,7 @@ CHECK_SUBJECTS = (
 # Why a check did not apply, by check id (the reason its judge gives for status skip; one reason per id), looked up
 # as skip-reason:<id>. A skipped check without one is shown as its subject "does not apply".
 SKIP_REASONS = (
+    N_("skip-reason:burn.mig.untested"), N_("skip-reason:dcgm.diag.tests"),
     N_("skip-reason:dcgm.eud.result"), N_("skip-reason:gpu.cuda.version"), N_("skip-reason:gpu.fabric.state"),
     N_("skip-reason:gpu.remap.failure"), N_("skip-reason:gpu.remap.pending"), N_("skip-reason:gpu.remap.uncorrectable"),
     N_("skip-reason:gpu.retired_pages.count"), N_("skip-reason:gpu.retired_pages.pending"),

@@ -283,6 +283,7 @@ ALERT_TEXTS = (
     N_("alert-meaning:GpuTemperatureAtSlowdown"), N_("alert-action:GpuTemperatureAtSlowdown"),
     N_("alert-meaning:GpuTemperatureNearSlowdown"), N_("alert-action:GpuTemperatureNearSlowdown"),
     N_("alert-meaning:GpuTemperatureAbovePeers"), N_("alert-action:GpuTemperatureAbovePeers"),
+    N_("alert-meaning:GpuThermalViolation"), N_("alert-action:GpuThermalViolation"),
     N_("alert-meaning:GpuMemoryTemperatureAtLimit"), N_("alert-action:GpuMemoryTemperatureAtLimit"),
     N_("alert-meaning:GpuMemoryTemperatureNearLimit"), N_("alert-action:GpuMemoryTemperatureNearLimit"),
     N_("alert-meaning:GpuNVLinkCrcErrors"), N_("alert-action:GpuNVLinkCrcErrors"),

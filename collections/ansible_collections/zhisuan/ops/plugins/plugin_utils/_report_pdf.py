@@ -11,17 +11,19 @@ The print style is the HTML report's own (``@media print`` and ``@page`` in repo
 checks summarised per family, hosts that passed everything left to the node x family table, pictures scaled to the
 page, the run id and "page N / M" in the page margin. Chromium is asked for no header and footer of its own
 (``--no-pdf-header-footer``), which would print the file's ``file://`` path and the date. The PDF is written to a
-temp file beside its destination and moved into place only when Chromium succeeded.
+temp file beside its destination and moved into place only when Chromium succeeded. Chromium runs through the
+collection's one subprocess seam (``module_utils._runner.run``): a timeout that kills its whole process group, its
+output bounded, and Chromium stopped when the run that started it is cut off.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 
+from ansible_collections.zhisuan.ops.plugins.module_utils import _runner
+from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound, ToolTimeout, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import ReportError
 
 PDF_FILENAME = "report.pdf"
@@ -57,20 +59,12 @@ def print_argv(chromium, html_path, pdf_path, profile):
                                        "file://%s" % os.path.abspath(html_path)]
 
 
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.communicate()
-
-
 def _tail(text, limit=400):
     text = (text or "").strip()
     return text[-limit:] if text else "(no output)"
 
 
-def print_pdf(html_path, pdf_path=None, chromium=None, timeout=DEFAULT_TIMEOUT_S, popen=subprocess.Popen):
+def print_pdf(html_path, pdf_path=None, chromium=None, timeout=DEFAULT_TIMEOUT_S):
     """Print ``html_path`` to ``pdf_path`` (default: report.pdf beside it). Returns the PDF's path. ReportError naming
     Chromium on a missing browser, a non-zero exit, a timeout (its whole process group is killed) or no PDF."""
     binary = find_chromium(chromium)
@@ -84,21 +78,25 @@ def print_pdf(html_path, pdf_path=None, chromium=None, timeout=DEFAULT_TIMEOUT_S
                                suffix=".tmp")
     os.close(fd)
     try:
-        proc = popen(print_argv(binary, html_path, tmp, profile), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                     stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            dummy_out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            raise ReportError("zhisuan.ops.report: pdf: %s timed out after %s s printing %s"
+            result = _runner.run(print_argv(binary, html_path, tmp, profile), timeout=timeout, tool="chromium")
+        except ToolTimeout:
+            raise ReportError("zhisuan.ops.report: pdf: %s timed out after %s s printing %s (process group killed)"
                               % (binary, timeout, html_path))
-        if proc.returncode != 0:
+        except ToolNotFound as exc:
+            raise ReportError("zhisuan.ops.report: pdf: cannot start %s: %s" % (binary, exc.detail))
+        except ToolFailed as exc:
+            if exc.rc is None:
+                raise ReportError("zhisuan.ops.report: pdf: %s printing %s: %s" % (binary, html_path, exc.detail))
             raise ReportError("zhisuan.ops.report: pdf: %s exited %s printing %s: %s"
-                              % (binary, proc.returncode, html_path, _tail(err)))
+                              % (binary, exc.rc, html_path, _tail(exc.stderr)))
+        except ZhisuanError as exc:  # output over the cap
+            raise ReportError("zhisuan.ops.report: pdf: %s printing %s: %s" % (binary, html_path, exc.detail))
         with open(tmp, "rb") as handle:
             head = handle.read(5)
         if head != b"%PDF-":
-            raise ReportError("zhisuan.ops.report: pdf: %s wrote no PDF for %s: %s" % (binary, html_path, _tail(err)))
+            raise ReportError("zhisuan.ops.report: pdf: %s wrote no PDF for %s: %s"
+                              % (binary, html_path, _tail(result.stderr)))
         os.chmod(tmp, 0o644)
         os.replace(tmp, pdf_path)
     except OSError as exc:

@@ -22,6 +22,10 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_values import 
 FACT_LABELS = (
     ("root_cause", N_("Root cause")),
     ("remedies", N_("Remedies, in order")),
+    # a node judged offline from the files a site sent (zhisuan_saved_outputs, plugin_utils/_saved_outputs.py)
+    ("saved_outputs", N_("Judged from the saved outputs in")),
+    ("saved_outputs_read", N_("Saved outputs read")),
+    ("saved_outputs_missing", N_("Not in the saved outputs, not judged")),
     ("gpu_model", N_("GPU model")),
     ("gpu_count", N_("GPU count")),
     ("gpu_profile", N_("GPU profile")),

@@ -11,6 +11,9 @@ The override has the shape of the catalog, partially: ``codes.<code>`` rows are 
 bring every required key), ``recovery_actions.<n>`` and ``buckets.<name>`` likewise. The result is validated as a
 whole, so a typo in an override fails at load time, naming the file. The rules that read it are pure and live in
 ``module_utils/_judge/xid.py``.
+
+The NVSwitch SXid catalog (``data/sxid_catalog.yml``) is loaded with it as ``catalog["sxid"]``; the override's
+``sxid:`` section (``version``, ``classes``, ``codes``) is merged over it the same way (``load_sxid_catalog``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,12 @@ ROW_REQUIRED = ("meaning", "nvidia_action", "class", "severity", "remedy", "sour
 ROW_OPTIONAL = ("mnemonic", "investigatory", "notes", "companions")
 ACTION_REQUIRED = ("name", "severity", "remedy", "meaning")
 TOP_KEYS = ("version", "nvidia_catalog_as_of", "source", "buckets", "codes", "recovery_actions")
+SXID_PATH = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "sxid_catalog.yml"))
+SXID_TOP_KEYS = ("version", "fm_guide_as_of", "source", "classes", "codes")
+SXID_CLASS_KEYS = ("severity", "remedy", "pairs_with", "meaning")
+SXID_ROW_REQUIRED = ("name", "class", "source")
+SXID_ROW_OPTIONAL = ("severity", "remedy", "pairs_with", "notes")
 
 
 class CatalogError(ValueError):
@@ -180,10 +189,11 @@ def load_catalog(path=None, overrides=None):
             extra, label = _read(overrides), str(overrides)
             files.append(label)
         where = "Xid catalog %s with overrides %s" % (path, label)
-        odd = sorted(key for key in extra if key not in ("version", "codes", "recovery_actions", "buckets", "source"))
+        odd = sorted(key for key in extra if key not in ("version", "codes", "recovery_actions", "buckets", "source",
+                                                         "sxid"))
         if odd:
             raise CatalogError("Xid catalog overrides %s: unknown key(s) %s; allowed: buckets, codes, recovery_actions, "
-                               "source, version" % (label, ", ".join(map(str, odd))))
+                               "source, sxid, version" % (label, ", ".join(map(str, odd))))
         data["codes"] = _merge_rows(data["codes"], _int_keys(extra.get("codes"), "codes", label), "code", label)
         data["recovery_actions"] = _merge_rows(data["recovery_actions"],
                                                _int_keys(extra.get("recovery_actions"), "recovery_actions", label),
@@ -194,5 +204,107 @@ def load_catalog(path=None, overrides=None):
             data["source"] = list(data.get("source") or []) + list(extra["source"])
         data["version"] = "%s+%s" % (data.get("version"), extra.get("version") or "site")
     catalog = _validate(data, where)
+    catalog["files"] = files
+    sxid = None
+    if overrides is not None and extra.get("sxid") is not None:
+        sxid = (extra["sxid"], "%s (sxid)" % label)
+    catalog["sxid"] = load_sxid_catalog(overrides=sxid)
+    return catalog
+
+
+def _sxid_list(value, at):
+    if not isinstance(value, list) or not all(isinstance(item, int) and not isinstance(item, bool) for item in value):
+        raise CatalogError("%s: pairs_with must be a list of Xid codes" % at)
+    return list(value)
+
+
+def _validate_sxid(data, where):
+    unknown = sorted(key for key in data if key not in SXID_TOP_KEYS)
+    if unknown:
+        raise CatalogError("%s: unknown top-level key(s) %s; allowed: %s" % (where, ", ".join(unknown), ", ".join(SXID_TOP_KEYS)))
+    version = data.get("version")
+    if version is None or not str(version).strip():
+        raise CatalogError("%s has no 'version'" % where)
+    sources = data.get("source")
+    if not isinstance(sources, list) or not all(isinstance(item, dict) and item.get("tag") for item in sources):
+        raise CatalogError("%s: 'source' must be a list of {tag, what, where}" % where)
+    tags = set(str(item["tag"]) for item in sources)
+    classes = data.get("classes")
+    if not isinstance(classes, dict) or not classes:
+        raise CatalogError("%s: 'classes' must be a non-empty mapping" % where)
+    for name, row in classes.items():
+        at = "%s: class %s" % (where, name)
+        if not isinstance(row, dict) or sorted(row) != sorted(SXID_CLASS_KEYS):
+            raise CatalogError("%s must be a mapping with exactly %s" % (at, ", ".join(SXID_CLASS_KEYS)))
+        _check_choice(row["severity"], SEVERITIES, "severity", at)
+        _check_choice(row["remedy"], REMEDIES, "remedy", at)
+        _sxid_list(row["pairs_with"], at)
+    codes = data.get("codes")
+    if not codes:
+        raise CatalogError("%s: 'codes' is empty" % where)
+    rows = {}
+    for code, row in sorted(codes.items()):
+        at = "%s: SXid %s" % (where, code)
+        if not isinstance(row, dict):
+            raise CatalogError("%s must be a mapping" % at)
+        missing = [key for key in SXID_ROW_REQUIRED if key not in row]
+        if missing:
+            raise CatalogError("%s is missing %s" % (at, ", ".join(missing)))
+        odd = sorted(key for key in row if key not in SXID_ROW_REQUIRED + SXID_ROW_OPTIONAL)
+        if odd:
+            raise CatalogError("%s has unknown key(s) %s; allowed: %s" % (
+                at, ", ".join(odd), ", ".join(SXID_ROW_REQUIRED + SXID_ROW_OPTIONAL)))
+        if row["class"] not in classes:
+            raise CatalogError("%s: class is %r; allowed: %s" % (at, row["class"], ", ".join(sorted(classes))))
+        base = classes[row["class"]]
+        out = {"name": str(row["name"]), "class": row["class"], "severity": row.get("severity", base["severity"]),
+               "remedy": row.get("remedy", base["remedy"]), "notes": str(row.get("notes") or ""),
+               "pairs_with": _sxid_list(row.get("pairs_with", base["pairs_with"]), at), "source": row["source"]}
+        _check_choice(out["severity"], SEVERITIES, "severity", at)
+        _check_choice(out["remedy"], REMEDIES, "remedy", at)
+        if not isinstance(out["source"], list) or not out["source"]:
+            raise CatalogError("%s: source must be a non-empty list of source tags" % at)
+        strange = [tag for tag in out["source"] if tag not in tags]
+        if strange:
+            raise CatalogError("%s: unknown source tag(s) %s; defined: %s" % (at, ", ".join(map(str, strange)), ", ".join(sorted(tags))))
+        rows[code] = out
+    return {"version": str(version).strip(), "fm_guide_as_of": str(data.get("fm_guide_as_of") or ""),
+            "source": sources, "classes": classes, "codes": rows}
+
+
+def load_sxid_catalog(path=None, overrides=None):
+    """Return the validated SXid catalog: ``{version, fm_guide_as_of, source, classes, codes: {int: row}, files}``,
+    each row with its class's severity, remedy and pairs_with filled in.
+
+    ``overrides`` is a path, a mapping, or ``(mapping, label)``; rows and classes merge key by key, ``source``
+    entries are added, and the version reads ``<base>+<override's version or 'site'>``. Raises ``CatalogError``.
+    """
+    path = path or SXID_PATH
+    data = _read(path)
+    files = [path]
+    where = "SXid catalog %s" % path
+    data["codes"] = _int_keys(data.get("codes"), "codes", where)
+    if overrides is not None:
+        if isinstance(overrides, tuple):
+            extra, label = overrides
+        elif isinstance(overrides, dict):
+            extra, label = overrides, "site overrides (mapping)"
+        else:
+            extra, label = _read(overrides), str(overrides)
+            files.append(label)
+        if not isinstance(extra, dict):
+            raise CatalogError("SXid catalog overrides %s: must be a mapping" % label)
+        where = "SXid catalog %s with overrides %s" % (path, label)
+        odd = sorted(key for key in extra if key not in ("version", "codes", "classes", "source"))
+        if odd:
+            raise CatalogError("SXid catalog overrides %s: unknown key(s) %s; allowed: classes, codes, source, version"
+                               % (label, ", ".join(map(str, odd))))
+        data["codes"] = _merge_rows(data["codes"], _int_keys(extra.get("codes"), "codes", label), "SXid", label)
+        if extra.get("classes"):
+            data["classes"] = _merge_rows(data.get("classes") or {}, extra["classes"], "class", label)
+        if extra.get("source"):
+            data["source"] = list(data.get("source") or []) + list(extra["source"])
+        data["version"] = "%s+%s" % (data.get("version"), extra.get("version") or "site")
+    catalog = _validate_sxid(data, where)
     catalog["files"] = files
     return catalog

@@ -28,8 +28,6 @@ or a path ``(variable, key, ...)`` into a mapping), the role's default, and how 
 (``int``, ``int_or_none``, ``or_none``, ``keys``). ``plugin_utils/_check_vars`` resolves them.
 """
 
-from __future__ import annotations
-
 
 class Family(object):
     """One check family (see the module's docstring)."""
@@ -142,6 +140,8 @@ PARTS = (
              "max_output": _cap("check_gpu_max_output", "nvidia_smi"),
              "nvlink_errors_window": (("check_gpu_nvlink_errors_window",
                                        ("zhisuan_thresholds", "gpu", "nvlink_errors_window_s")), 0, "int"),
+             "throttle_window": (("check_gpu_throttle_window",
+                                  ("zhisuan_thresholds", "gpu", "throttle_window_s")), 0, "int"),
          },
          judge={
              "profile": _PROFILE,

@@ -9,8 +9,6 @@
 label side by side, the remapped-rows and throttle-reason fields, the sections and keys known to carry nothing the
 facts use (``IGNORED``), and the sections whose every child must be known (``CHECKED_SECTIONS``)."""
 
-from __future__ import annotations
-
 
 def _power(*fields):
     """Power fields live in <gpu_power_readings> (v12+ / "GPU Power Readings") or <power_readings> (older)."""
@@ -112,6 +110,16 @@ THROTTLE_KEYS = ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_
 # XML: <clocks_event_reason_gpu_idle> / <clocks_throttle_reason_gpu_idle>; text: "Idle", "Display Clock Setting".
 THROTTLE_ALIASES = {"idle": "gpu_idle", "display_clock_setting": "display_clocks_setting"}
 THROTTLE_PREFIXES = ("clocks_event_reason_", "clocks_throttle_reason_")
+# How long each cause has held the clocks down since the driver loaded, in microseconds (drivers 535+): text "Clocks
+# Event Reasons Counters" / "SW Power Capping", "HW Power Braking", ...; XML <clocks_event_reasons_counters> with
+# <clocks_event_reasons_counters_sw_power_cap>, ..._sw_therm_slowdown, ..._hw_therm_slowdown, ..._hw_power_brake
+# (driver 575's tags, the NVML field names).
+THROTTLE_COUNTER_KEYS = ("sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                         "hw_power_brake_slowdown")
+THROTTLE_COUNTER_ALIASES = {"sw_power_capping": "sw_power_cap", "sw_therm_slowdown": "sw_thermal_slowdown",
+                            "hw_therm_slowdown": "hw_thermal_slowdown", "hw_power_braking": "hw_power_brake_slowdown",
+                            "hw_power_brake": "hw_power_brake_slowdown"}
+THROTTLE_COUNTER_PREFIX = "clocks_event_reasons_counters_"
 
 # Fields read elsewhere or deliberately not turned into facts (both spellings). Anything else at GPU
 # level, or inside a section the normaliser reads, is reported through warn() as "please report".

@@ -14,8 +14,6 @@ non-alphanumerics -> ``_``), so an XML tag and a text label that differ only in 
 one key; real differences are resolved by the alias tables in ``nvidia_smi.py``.
 """
 
-from __future__ import annotations
-
 import re
 import xml.etree.ElementTree as ET
 

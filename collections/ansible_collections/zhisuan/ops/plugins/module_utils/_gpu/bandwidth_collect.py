@@ -8,8 +8,6 @@
 """gpu_bandwidth's work: one nvbandwidth run, one CUDA samples ``bandwidthTest`` run per GPU, or a saved output of
 either -> ``bandwidth`` facts (nvbandwidth's shape: the same rules judge both)."""
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import bandwidthtest, nvbandwidth
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, read_saved, run, tool_failed

@@ -34,8 +34,6 @@ as the tool divides by 1e6 and 1e9). ``as_nvbandwidth`` lays the runs of several
 ``--device=N``) out as nvbandwidth's host testcases, so the same rules judge them. Pure functions.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

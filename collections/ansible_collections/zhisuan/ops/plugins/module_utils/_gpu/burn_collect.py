@@ -7,8 +7,6 @@
 
 """gpu_burn's work: build the command line gpu-burn accepts, run it once through the seam, parse its output."""
 
-from __future__ import annotations
-
 import os
 import time
 

@@ -9,12 +9,12 @@
 
 The same run also reads ``nvidia-smi nvlink -s`` (option ``nvlink``) into each GPU's ``nvlink`` fact and, with
 ``nvlink_errors_window`` > 0, ``nvidia-smi nvlink -e`` twice that many seconds apart into ``nvlink_errors`` (the
-counters' growth over the window). The ``-q -x`` call is the one that must work: when only an nvlink call fails, the
+counters' growth over the window), and with ``throttle_window`` > 0 a second ``nvidia-smi -q -x`` that many seconds
+after the first into ``throttle_window`` (the clocks event reasons counters' growth). The first ``-q -x`` call is the
+one that must work: when only an nvlink call fails, the
 facts are still returned, with the reason in ``nvlink_error`` / ``nvlink_errors_error``, so the judge turns that into
 an ``error`` check for NVLink alone.
 """
-
-from __future__ import annotations
 
 import time
 
@@ -26,8 +26,10 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach,
 GPU_INFO_ARGSPEC = dict(
     nvidia_smi_path=dict(type="str", default="nvidia-smi"),
     src=dict(type="path"),
+    nvlink_src=dict(type="path"),
     nvlink=dict(type="bool", default=True),
     nvlink_errors_window=dict(type="int", default=0),
+    throttle_window=dict(type="int", default=0),
     source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
 )
 
@@ -95,6 +97,26 @@ def with_nvlink_errors(facts, nvidia_smi_path, timeout, window_s, sleep=time.sle
     return result
 
 
+def with_throttle_window(facts, nvidia_smi_path, timeout, window_s, sleep=time.sleep):
+    """``facts`` with ``throttle_window`` (the clocks event reasons counters' growth over ``window_s`` seconds: a
+    second ``nvidia-smi -q -x`` read that long after the first; None when not read) and ``throttle_window_error``."""
+    result = dict(facts)
+    result["throttle_window"], result["throttle_window_error"] = None, None
+    if not window_s:
+        return result
+    try:
+        sleep(window_s)
+        second = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
+        try:
+            later = nvidia_smi.parse_xml(second.stdout)
+        except ZhisuanError as exc:
+            raise attach(exc, second)
+        result["throttle_window"] = nvidia_smi.throttle_growth(facts, later, window_s)
+    except ZhisuanError as exc:
+        result["throttle_window_error"] = exc.message
+    return result
+
+
 def collect_facts(nvidia_smi_path, timeout, with_links=True, warn=None):
     """One ``nvidia-smi -q -x`` (fatal on failure) plus, with ``with_links``, ``nvidia-smi nvlink -s``."""
     result = run([nvidia_smi_path, "-q", "-x"], timeout=timeout, tool="nvidia-smi")
@@ -110,16 +132,36 @@ def _no_nvlink(facts):
     return facts
 
 
+def saved_nvlink(facts, path, warn=None):
+    """``facts`` with each GPU's ``nvlink`` fact from a saved ``nvidia-smi nvlink -s`` output (``nvlink_src``).
+    A file that cannot be read or holds no GPU block is the ``nvlink_error`` (an ``error`` check for NVLink alone),
+    as a failing ``nvlink -s`` call is."""
+    try:
+        status = nvlink.parse_status(read_saved(path, nvlink.TOOL), warn=warn)
+    except ZhisuanError as exc:
+        result = nvlink.attach(facts, [])
+        result["nvlink_error"] = "%s (file %s)" % (exc.message, path)
+        return result
+    result = nvlink.attach(facts, status, warn=warn)
+    result["nvlink_error"] = None
+    return result
+
+
 def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
-        facts = _no_nvlink(nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn))
-        return {"gpu": with_nvlink_errors(facts, None, None, 0)}
+        facts = nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn)
+        facts = saved_nvlink(facts, params["nvlink_src"], warn=module.warn) if params.get("nvlink_src") \
+            else _no_nvlink(facts)
+        return {"gpu": with_throttle_window(with_nvlink_errors(facts, None, None, 0), None, None, 0)}
     if params.get("source") == "nvml":
-        return {"gpu": with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0)}
+        return {"gpu": with_throttle_window(with_nvlink_errors(_no_nvlink(nvml.read_facts()), None, None, 0), None,
+                                            None, 0)}
     window = params.get("nvlink_errors_window") or 0
-    if window < 0:
-        raise OptionError("nvlink_errors_window", "nvlink_errors_window must be 0 (off) or a number of seconds, got %s"
-                          % window)
+    throttle_window = params.get("throttle_window") or 0
+    for name, value in (("nvlink_errors_window", window), ("throttle_window", throttle_window)):
+        if value < 0:
+            raise OptionError(name, "%s must be 0 (off) or a number of seconds, got %s" % (name, value))
     facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
-    return {"gpu": with_nvlink_errors(facts, params["nvidia_smi_path"], params["timeout"], window)}
+    facts = with_nvlink_errors(facts, params["nvidia_smi_path"], params["timeout"], window)
+    return {"gpu": with_throttle_window(facts, params["nvidia_smi_path"], params["timeout"], throttle_window)}

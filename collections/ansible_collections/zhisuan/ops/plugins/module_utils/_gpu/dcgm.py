@@ -24,8 +24,6 @@ Pure functions, stdlib only; ``warn(msg)`` reports what is not understood instea
 JSON document at all raises ``ParseError``, or ``ToolFailed`` when dcgmi printed its ``Error: ...`` lines.
 """
 
-from __future__ import annotations
-
 import json
 import re
 

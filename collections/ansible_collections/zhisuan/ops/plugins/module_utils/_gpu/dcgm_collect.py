@@ -11,11 +11,9 @@
 with any exit code accepted and the exit code only decides the error when there is no JSON to read.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ToolFailed, ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import dcgm, dcgm_health
-from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, run, tool_failed
+from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, read_saved, run, tool_failed
 
 # The options of zhisuan.ops.dcgm_diag and zhisuan.ops.dcgm_health; zhisuan.ops.node_collect takes the same for
 # dcgm and dcgm_health. dcgm_diag's timeout has no default: it depends on the level.
@@ -24,9 +22,11 @@ DCGM_DIAG_ARGSPEC = dict(
     gpus=dict(type="list", elements="int"),
     dcgmi_path=dict(type="str", default="dcgmi"),
     timeout=dict(type="int"),
+    src=dict(type="path"),
 )
 DCGM_HEALTH_ARGSPEC = dict(
     dcgmi_path=dict(type="str", default="dcgmi"),
+    src=dict(type="path"),
 )
 
 # Seconds per level: the nominal duration (shared/REFERENCE.md 1e: r1 seconds, r2 ~2 min, r3 ~15 min, r4 "extended",
@@ -62,6 +62,11 @@ def collect_dcgm_diag(module):
     bad = [gpu for gpu in gpus if gpu < 0]
     if bad:
         raise OptionError("gpus", "gpus must be DCGM GPU ids (0, 1, ...), got %s" % bad)
+    if params.get("src"):
+        # a saved dcgmi diag -j output (a file a site sent): the same reader, nothing runs; its exit code is unknown
+        facts = dcgm.parse_diag(read_saved(params["src"], dcgm.TOOL), level=level, warn=module.warn)
+        facts["rc"] = None
+        return {"dcgm": facts}
     timeout = params["timeout"] or DEFAULT_TIMEOUTS[level]
     result = run(diag_argv(params["dcgmi_path"], level, gpus), timeout=timeout, tool=dcgm.TOOL, ok_rcs=None)
     facts = _parse(result, lambda text: dcgm.parse_diag(text, level=level, warn=module.warn))
@@ -73,6 +78,10 @@ def collect_dcgm_diag(module):
 
 def collect_dcgm_health(module):
     params = module.params
+    if params.get("src"):
+        facts = dcgm_health.parse_health(read_saved(params["src"], dcgm.TOOL), warn=module.warn)
+        facts["rc"] = None
+        return {"dcgm_health": facts}
     result = run([params["dcgmi_path"], "health", "-c", "-j"], timeout=params["timeout"], tool=dcgm.TOOL, ok_rcs=None)
     facts = _parse(result, lambda text: dcgm_health.parse_health(text, warn=module.warn))
     facts["rc"] = result.rc

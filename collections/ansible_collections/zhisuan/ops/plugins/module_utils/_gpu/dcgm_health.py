@@ -12,8 +12,6 @@ is ``body -> "Overall Health"`` plus one section per entity group (``GPU``) with
 ``Errors`` per health system. Pure functions, stdlib only; the JSON helpers are ``dcgm``'s.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.dcgm import (
     TOOL, _document, _guarded, _ignore, _is_id, _text, slugify,

@@ -29,8 +29,6 @@ What gpu_burn prints (gpu_burn-drv.cpp, ``listenClients``), and what this parser
 Pure functions, standard library only. ``warn(msg)`` reports a line the parser does not know.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed

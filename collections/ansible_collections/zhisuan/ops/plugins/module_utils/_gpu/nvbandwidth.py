@@ -33,8 +33,6 @@ lists ``{testcase, evidence}`` - the copy moved wrong data, a hardware fault, no
 other ``ASSERT``/``CUDA_ERROR`` line is kept in ``aborted`` (the run stopped for another reason).
 """
 
-from __future__ import annotations
-
 import math
 import re
 

@@ -13,14 +13,13 @@ the two forms cannot drift apart. Pure functions, stdlib only; ``warn(msg)`` rep
 do not know (a new driver's field) instead of failing.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_fields import (
     CHECKED_SECTIONS, FIELDS, KNOWN, REMAP_HISTOGRAM_KEYS, REMAP_HISTOGRAM_SECTIONS, REMAPPED_ROWS, THROTTLE_ALIASES,
-    THROTTLE_KEYS, THROTTLE_PREFIXES, THROTTLE_SECTIONS,
+    THROTTLE_COUNTER_ALIASES, THROTTLE_COUNTER_KEYS, THROTTLE_COUNTER_PREFIX, THROTTLE_KEYS, THROTTLE_PREFIXES,
+    THROTTLE_SECTIONS,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_tree import (
     TOOL, prepare, text_tree, warn_once, xml_tree,
@@ -199,6 +198,22 @@ def _throttle(gpu_node, gpu, warn):
             warn("nvidia-smi: unknown clocks event reason %r; please report" % node.label)
 
 
+def _throttle_counters(gpu_node, gpu, warn):
+    """Microseconds each cause held the clocks down since the driver loaded, or None when not printed."""
+    section = gpu_node.child("clocks_event_reasons_counters")
+    if section is None or not section.children:
+        return None
+    counters = dict((key, None) for key in THROTTLE_COUNTER_KEYS)
+    for node in section.children:
+        key = node.key[len(THROTTLE_COUNTER_PREFIX):] if node.key.startswith(THROTTLE_COUNTER_PREFIX) else node.key
+        key = THROTTLE_COUNTER_ALIASES.get(key, key)
+        if key in counters:
+            counters[key] = _value(node.value, "num", "throttle_counters_us." + key, gpu, warn)
+        else:
+            warn("nvidia-smi: unknown clocks event reasons counter %r; please report" % node.label)
+    return counters
+
+
 def _remapped_rows(gpu_node, gpu, warn):
     section = gpu_node.child("remapped_rows")
     if section is None or not section.children:
@@ -257,6 +272,36 @@ def _processes(gpu_node, gpu, warn):
     return result
 
 
+# One MIG device (GPU instance / compute instance) of a GPU in MIG mode: XML nests <mig_device> in <mig_devices>,
+# text prints "MIG Device" blocks straight under the GPU; memory is "FB Memory Usage" (XML) or "Shared FB Memory
+# Usage" (text), the SMs "Device Attributes / Shared / Multiprocessor count".
+MIG_DEVICE_FIELDS = (
+    ("index", ("index",)),
+    ("gpu_instance_id", ("gpu_instance_id",)),
+    ("compute_instance_id", ("compute_instance_id",)),
+    ("memory_total_mib", ("fb_memory_usage/total", "shared_fb_memory_usage/total")),
+    ("multiprocessors", ("device_attributes/shared/multiprocessor_count",)),
+)
+
+
+def _mig_devices(gpu_node, gpu, warn):
+    """The GPU's MIG devices (a list, in the order printed), or None when the output lists none."""
+    section = gpu_node.child("mig_devices")
+    nodes = section.children_named("mig_device") if section is not None else []
+    nodes = nodes or gpu_node.children_named("mig_device")
+    if not nodes:
+        return None
+    devices = []
+    for position, node in enumerate(nodes):
+        device = {}
+        for name, alternatives in MIG_DEVICE_FIELDS:
+            found = _first(node, alternatives)
+            device[name] = _value(found.value if found is not None else None, "num",
+                                  "mig_devices.%d.%s" % (position, name), gpu, warn)
+        devices.append(device)
+    return devices
+
+
 def _gpu(gpu_node, position, warn):
     gpu = {"index": None}
     for path, _kind, _alts in FIELDS[:5]:
@@ -269,6 +314,8 @@ def _gpu(gpu_node, position, warn):
     gpu["remapped_rows"] = None
     gpu["throttle"] = dict((key, None) for key in THROTTLE_KEYS)
     gpu["processes"] = None
+    gpu["mig_devices"] = None
+    gpu["throttle_counters_us"] = None
     gpu["unreadable"] = []
 
     _check_section(gpu_node, "gpu", "a GPU block", warn)
@@ -292,7 +339,9 @@ def _gpu(gpu_node, position, warn):
     _ecc(gpu_node, gpu, warn)
     gpu["remapped_rows"] = _remapped_rows(gpu_node, gpu, warn)
     _throttle(gpu_node, gpu, warn)
+    gpu["throttle_counters_us"] = _throttle_counters(gpu_node, gpu, warn)
     gpu["processes"] = _processes(gpu_node, gpu, warn)
+    gpu["mig_devices"] = _mig_devices(gpu_node, gpu, warn)
     return gpu
 
 
@@ -381,3 +430,30 @@ def parse(text, warn=None):
     """Sniff the form (XML starts with ``<?xml`` / ``<nvidia_smi_log``) and parse it."""
     text = prepare(text)
     return _guarded(text, "xml" if text.startswith("<") else "text", warn)
+
+
+def throttle_growth(first, second, window_s):
+    """The clocks event reasons counters' growth between two parsed reads ``window_s`` seconds apart, per GPU of the
+    second read (matched by bus id): ``{"window_s", "gpus": [{"index", "pci_bus_id", "held_us": {reason: us},
+    "share_pct": {reason: % of the window}, "reset": bool}]}``. A GPU without counters in either read is left out;
+    a counter that went down (the driver reloaded in between) marks the GPU ``reset`` with no share."""
+    before = dict((gpu.get("pci_bus_id"), gpu.get("throttle_counters_us")) for gpu in first.get("gpus") or [])
+    window_us = float(window_s) * 1e6
+    gpus = []
+    for gpu in second.get("gpus") or []:
+        now, then = gpu.get("throttle_counters_us"), before.get(gpu.get("pci_bus_id"))
+        if not now or not then:
+            continue
+        held, share, reset = {}, {}, False
+        for key in THROTTLE_COUNTER_KEYS:
+            if now.get(key) is None or then.get(key) is None:
+                continue
+            grown = now[key] - then[key]
+            if grown < 0:
+                reset = True
+                continue
+            held[key] = grown
+            share[key] = round(min(grown / window_us * 100.0, 100.0), 2) if window_us > 0 else None
+        gpus.append({"index": gpu.get("index"), "pci_bus_id": gpu.get("pci_bus_id"), "held_us": held,
+                     "share_pct": {} if reset else share, "reset": reset})
+    return {"window_s": window_s, "gpus": gpus}

@@ -23,8 +23,6 @@ the rest is read, so the inactive links of the other lines are still seen. A blo
 ``partial`` (its link count is not the GPU's whole count). Only text with no GPU header at all is refused.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

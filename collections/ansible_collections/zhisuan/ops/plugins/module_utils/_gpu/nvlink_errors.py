@@ -22,8 +22,6 @@ Throughput counters (``Tx/Rx Throughput``) are not errors and are dropped. Lines
 elision such as ``[...]`` in a pasted capture) are kept in ``unparsed``, never guessed at.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

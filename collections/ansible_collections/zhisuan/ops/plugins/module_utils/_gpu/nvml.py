@@ -17,8 +17,6 @@ slowdown/shutdown temperatures (never the T.Limit form). No NVLink state is read
 (``NVMLError_LibraryNotFound``), gives a typed ToolNotFound naming ``nvml``; a driver that is not loaded a ToolFailed.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolFailed, ToolNotFound
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu._nvsmi_fields import REMAP_HISTOGRAM_KEYS
 
@@ -158,6 +156,9 @@ def _gpu(nvml, handle, position):
     gpu["processes"] = [{"pid": getattr(item, "pid", None), "type": "C", "name": None,
                          "used_memory_mib": _scaled(getattr(item, "usedGpuMemory", None), _MIB, 0)}
                         for item in processes]
+    # MIG devices are not walked through NVML (nvmlDeviceGetMigDeviceHandleByIndex per instance); the MIG mode is
+    gpu["mig_devices"] = None
+    gpu["throttle_counters_us"] = None  # NVML's field values (NVML_FI_DEV_CLOCKS_EVENT_REASON_*) are not read
     gpu["unreadable"] = read.unreadable
     return gpu
 

@@ -20,13 +20,12 @@ Guards (each refusal names the GPU and why; nothing is reset when any guard refu
 ``index`` is the minor number, which need not be the same).
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import collect_facts
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import ascii_digits
 
 TOOL = "gpu_reset"
 _BUS_ID_RE = re.compile(r"^(?:([0-9A-Fa-f]{1,8}):)?([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$")
@@ -94,7 +93,7 @@ def select(facts, targets):
         bus_id = normalize_bus_id(text)
         found = None
         for position, gpu in enumerate(gpus):
-            if (text.isascii() and text.isdigit() and gpu.get("index") == int(text)) or (bus_id and gpu.get("pci_bus_id") == bus_id):
+            if (ascii_digits(text) and gpu.get("index") == int(text)) or (bus_id and gpu.get("pci_bus_id") == bus_id):
                 found = position
                 break
         if found is None:

@@ -19,12 +19,17 @@ One pure function, ``parse(text, warn=None)``, reads every kernel log form the c
 Lines without ``NVRM: Xid`` are skipped silently (that is almost every line, so the check comes first). A line that
 has it but does not read as an Xid goes to ``warn`` and to ``unparsed``. Standard library only.
 
-``LogFilter`` gives the same facts from a log fed one line at a time (the collector streams journalctl / dmesg
-through it): it keeps only the lines with ``NVRM: Xid`` (at most ``MAX_XID_LINES``, the first and the last half;
-the others counted), so a storm of unrelated kernel lines costs counters, not memory.
-"""
+NVSwitch ``SXid`` lines (``nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up``) are
+read the same way into ``sxid_events`` (``sxid_unparsed`` for a line with the mark that does not read); the lines
+the driver prints after the first one of an SXid (``Severity 1 Engine instance ...``, ``Data {0x...}``) are events of
+``kind`` ``detail``.
 
-from __future__ import annotations
+``LogFilter`` gives the same facts from a log fed one line at a time (the collector streams journalctl / dmesg
+through it): it keeps only the lines with ``NVRM: Xid`` or ``SXid`` (at most ``MAX_XID_LINES`` of each, the first
+and the last half); the others are counted per GPU (or NVSwitch) and code with their first and last time
+(``dropped_lines``), so a flood of one event is one count, and a storm of unrelated kernel lines costs counters,
+not memory.
+"""
 
 import calendar
 import collections
@@ -32,6 +37,7 @@ import re
 import time
 
 XID_MARK = "NVRM: Xid"
+SXID_MARK = "SXid ("
 # LogFilter: the Xid lines kept from one log (the first half and the last half of them), and the characters kept of
 # one line (an Xid line is a few hundred; a longer one is kept cut, and then reads as unparsed).
 MAX_XID_LINES = 4000
@@ -54,7 +60,8 @@ _ISO_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?(Z|[+-
 _CTIME_RE = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d) (\d{4})\]", re.ASCII)
 _UPTIME_RE = re.compile(r"^\[\s*(\d{1,12}\.\d{1,9})\]", re.ASCII)
 # An uptime stamp right before the message, as rsyslog writes kernel lines ("kernel: [680111.646286] NVRM: Xid …").
-_INNER_UPTIME_RE = re.compile(r"\[\s*(\d{1,12}\.\d{1,9})\]\s*" + re.escape(XID_MARK), re.ASCII)
+_INNER_UPTIME_RE = re.compile(r"\[\s*(\d{1,12}\.\d{1,9})\]\s*(?:" + re.escape(XID_MARK) + r"|nvidia-nvswitch\d)",
+                              re.ASCII)
 
 # Xid 154: "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)".
 _RECOVERY_RE = re.compile(
@@ -65,6 +72,14 @@ _NVLINK5_RE = re.compile(
     r"(?P<unit>[A-Z][A-Z0-9_]*) (?P<severity>Fatal|Nonfatal|Non-fatal) (?P<xc>XC\d+) (?P<inst>i\d+) "
     r"Link (?P<link>-?\d+) \((?P<words>0x[0-9A-Fa-f]+(?: 0x[0-9A-Fa-f]+)+)\)", re.ASCII)
 NVLINK5_CODES = frozenset(range(144, 151))
+# "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up" (the NVSwitch driver's line;
+# "Severity 1 Engine instance 60 Sub-engine instance 00" and "Data {0x..., ...}" follow it with the same code).
+_SXID_RE = re.compile(
+    r"(?:nvidia-nvswitch(?P<switch>\d{1,3}): )?SXid \((?:PCI:)?(?P<bus>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}"
+    r"(?:\.[0-7])?)\): (?P<code>\d{1,9})(?:,\s*(?P<rest>.*))?$", re.ASCII)
+_SXID_HEAD_RE = re.compile(r"^(?P<severity>Fatal|Non-fatal)\b,?\s*(?:Link (?P<link>-?\d{1,4})\b,?\s*)?(?P<text>.*)$",
+                           re.ASCII | re.IGNORECASE)
+_SXID_DETAIL = ("Data {", "Severity ")
 # A line of a kernel log in one of the forms above (classic syslog "Aug 19 21:36:23 host kernel: ..." included) and
 # journalctl's own marker lines; log_shape counts them to tell a kernel log from empty or garbage output.
 _SYSLOG_RE = re.compile(r"^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ ",
@@ -217,6 +232,42 @@ def parse_line(line):
     }
 
 
+def parse_sxid_line(line):
+    """One log line -> an SXid event dict, ``None`` if it has no SXid mark. Raises ValueError for a bad SXid line.
+
+    ``kind`` is ``event`` for the line that names the severity (``Fatal`` / ``Non-fatal``) and ``detail`` for the
+    lines that follow it (``Severity ... Engine instance ...``, ``Data {...}``), which repeat the code only.
+    """
+    start = line.find(SXID_MARK)
+    if start < 0:
+        return None
+    head = line.rfind("nvidia-nvswitch", 0, start)
+    match = _SXID_RE.match(line, head if head >= 0 and start - head <= 20 else start)
+    if not match:
+        raise ValueError("unrecognised SXid line")
+    text = (match.group("rest") or "").rstrip()
+    severity = link = None
+    kind = "detail" if text.startswith(_SXID_DETAIL) else "event"
+    head_match = _SXID_HEAD_RE.match(text) if kind == "event" else None
+    if head_match:
+        severity = "Fatal" if head_match.group("severity").lower() == "fatal" else "Non-fatal"
+        link = int(head_match.group("link")) if head_match.group("link") is not None else None
+        text = head_match.group("text").strip()
+    time_text, uptime = _stamp(line)
+    return {
+        "time": time_text,
+        "uptime_s": uptime,
+        "switch": int(match.group("switch")) if match.group("switch") is not None else None,
+        "pci_bus_id": normalize_bus_id(match.group("bus")),
+        "code": int(match.group("code")),
+        "kind": kind,
+        "severity": severity,
+        "link": link,
+        "text": text,
+        "line": line,
+    }
+
+
 def log_shape(text):
     """How much of ``text`` is a kernel log: ``{"kernel_lines": n, "no_entries": bool}``.
 
@@ -250,22 +301,67 @@ def _line_shape(raw):
     return None
 
 
+class _Kept(object):
+    """The lines of one mark kept from a log (the first ``keep // 2`` and the last ones) and a tally of the others:
+    per (bus id, code) their number and the first and last time stamp (``LogFilter.facts`` ``dropped_lines``)."""
+
+    def __init__(self, keep, mark, parser):
+        self.mark, self.parser = mark, parser
+        self.dropped = 0
+        self.tally = collections.OrderedDict()
+        self._head_size = keep // 2
+        self._head = []
+        self._tail = collections.deque(maxlen=max(keep - self._head_size, 0))
+
+    def keep(self, item):
+        if len(self._head) < self._head_size:
+            self._head.append(item)
+            return
+        if not self._tail.maxlen:
+            self._drop(item)
+            return
+        if len(self._tail) == self._tail.maxlen:
+            self._drop(self._tail[0])
+        self._tail.append(item)
+
+    def _drop(self, item):
+        self.dropped += 1
+        try:
+            event = self.parser(item[1].rstrip("\r"))
+        except ValueError:
+            event = None
+        key = (event.get("pci_bus_id"), event.get("code")) if event else (None, None)
+        when = {"time": event.get("time"), "uptime_s": event.get("uptime_s")} if event else {}
+        entry = self.tally.get(key)
+        if entry is None:
+            self.tally[key] = entry = {"mark": self.mark, "pci_bus_id": key[0], "code": key[1], "lines": 0,
+                                       "first": when, "last": when}
+        entry["lines"] += 1
+        entry["last"] = when
+
+    def items(self):
+        return self._head + list(self._tail)
+
+
 class LogFilter(object):
     """A kernel log read line by line (``feed``), holding only what ``parse`` and ``log_shape`` need.
 
     ``facts(warn)`` returns what ``dict(parse(text), **log_shape(text))`` gives for the whole text, plus
-    ``xid_lines_dropped``: the Xid lines not kept when there were more than ``keep`` (the first ``keep // 2`` and the
-    last ones are kept, so the start of a storm and its latest lines are both there).
+    ``xid_lines_dropped`` / ``sxid_lines_dropped``: the Xid (SXid) lines not kept when there were more than ``keep``
+    (the first ``keep // 2`` and the last ones are kept, so the start of a storm and its latest lines are both
+    there), and ``dropped_lines``: those lines counted per GPU (NVSwitch) and code, with the first and last time.
     """
 
     def __init__(self, keep=MAX_XID_LINES):
         self.lines = 0
         self.kernel_lines = 0
         self.no_entries = False
-        self.dropped = 0
-        self._head_size = keep // 2
-        self._head = []
-        self._tail = collections.deque(maxlen=max(keep - self._head_size, 0))
+        self._xid = _Kept(keep, "xid", parse_line)
+        self._sxid = _Kept(keep, "sxid", parse_sxid_line)
+
+    @property
+    def dropped(self):
+        return self._xid.dropped
 
     def feed(self, text):
         """One line as the runner streams it (without its newline; any other line break in it splits it, as
@@ -273,59 +369,72 @@ class LogFilter(object):
         for raw in text.splitlines() if text else ("",):
             self.lines += 1
             if XID_MARK in raw:
-                self._keep((self.lines, raw[:MAX_LINE]))
+                self._xid.keep((self.lines, raw[:MAX_LINE]))
+            elif SXID_MARK in raw:
+                self._sxid.keep((self.lines, raw[:MAX_LINE]))
             shape = _line_shape(raw)
             if shape == "kernel":
                 self.kernel_lines += 1
             elif shape == "no_entries":
                 self.no_entries = True
 
-    def _keep(self, item):
-        if len(self._head) < self._head_size:
-            self._head.append(item)
-            return
-        if self._tail.maxlen and len(self._tail) == self._tail.maxlen:
-            self.dropped += 1
-        elif not self._tail.maxlen:
-            self.dropped += 1
-            return
-        self._tail.append(item)
-
     def facts(self, warn=None):
         warn = warn or (lambda msg: None)
-        events, unparsed = [], []
-        for number, raw in self._head + list(self._tail):
-            line = raw.rstrip("\r")
-            try:
-                events.append(parse_line(line))
-            except ValueError:
-                unparsed.append(line)
-                warn("kernel log line %d mentions '%s' but is not an Xid line this collection can read; please "
-                     "report: %s" % (number, XID_MARK, line[:300]))
+        events, unparsed = _read_lines(self._xid.items(), warn)
+        sxid_events, sxid_unparsed = _read_sxid_lines(self._sxid.items(), warn)
         return {"lines": self.lines, "events": events, "unparsed": unparsed, "kernel_lines": self.kernel_lines,
-                "no_entries": self.no_entries, "xid_lines_dropped": self.dropped}
+                "no_entries": self.no_entries, "xid_lines_dropped": self._xid.dropped,
+                "sxid_events": sxid_events, "sxid_unparsed": sxid_unparsed, "sxid_lines_dropped": self._sxid.dropped,
+                "dropped_lines": list(self._xid.tally.values()) + list(self._sxid.tally.values())}
 
 
-def parse(text, warn=None):
-    """Kernel log text -> ``{"lines": n, "events": [...], "unparsed": [...]}``.
-
-    ``lines`` counts every line read (blank ones included), ``events`` holds one record per Xid line in log order,
-    ``unparsed`` the raw lines that carry ``NVRM: Xid`` but could not be read (each also reported through ``warn``).
-    """
-    warn = warn or (lambda msg: None)
-    lines = (text or "").splitlines()
-    events = []
-    unparsed = []
-    for number, raw in enumerate(lines, start=1):
-        if XID_MARK not in raw:
-            continue
+def _read_lines(numbered, warn):
+    events, unparsed = [], []
+    for number, raw in numbered:
         line = raw.rstrip("\r")
         try:
-            event = parse_line(line)
+            events.append(parse_line(line))
         except ValueError:
             unparsed.append(line)
             warn("kernel log line %d mentions '%s' but is not an Xid line this collection can read; please report: %s"
                  % (number, XID_MARK, line[:300]))
-            continue
-        events.append(event)
-    return {"lines": len(lines), "events": events, "unparsed": unparsed}
+    return events, unparsed
+
+
+def _read_sxid_lines(numbered, warn):
+    events, unparsed = [], []
+    for number, raw in numbered:
+        line = raw.rstrip("\r")
+        try:
+            event = parse_sxid_line(line)
+        except ValueError:
+            event = None
+        if event is None:
+            unparsed.append(line)
+            warn("kernel log line %d mentions '%s' but is not an NVSwitch SXid line this collection can read; please "
+                 "report: %s" % (number, SXID_MARK.strip(), line[:300]))
+        else:
+            events.append(event)
+    return events, unparsed
+
+
+def parse(text, warn=None):
+    """Kernel log text -> ``{"lines": n, "events": [...], "unparsed": [...], "sxid_events": [...],
+    "sxid_unparsed": [...]}``.
+
+    ``lines`` counts every line read (blank ones included), ``events`` holds one record per Xid line in log order,
+    ``unparsed`` the raw lines that carry ``NVRM: Xid`` but could not be read (each also reported through ``warn``);
+    ``sxid_events`` / ``sxid_unparsed`` the same for NVSwitch SXid lines.
+    """
+    warn = warn or (lambda msg: None)
+    lines = (text or "").splitlines()
+    xid_lines, sxid_lines = [], []
+    for number, raw in enumerate(lines, start=1):
+        if XID_MARK in raw:
+            xid_lines.append((number, raw))
+        elif SXID_MARK in raw:
+            sxid_lines.append((number, raw))
+    events, unparsed = _read_lines(xid_lines, warn)
+    sxid_events, sxid_unparsed = _read_sxid_lines(sxid_lines, warn)
+    return {"lines": len(lines), "events": events, "unparsed": unparsed, "sxid_events": sxid_events,
+            "sxid_unparsed": sxid_unparsed}

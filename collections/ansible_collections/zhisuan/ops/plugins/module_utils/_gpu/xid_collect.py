@@ -21,8 +21,6 @@ so a kernel-log storm of unrelated lines costs the node counters, not memory; on
 ``ToolOutputTooLarge``.
 """
 
-from __future__ import annotations
-
 import re
 import time
 
@@ -119,12 +117,12 @@ def stream_saved(path, on_line, limit=None):
         raise ToolNotFound("kernel log", "cannot read saved log %s: %s" % (path, exc.strerror or exc))
 
 
-def _window(parsed, cutoff):
+def _window(parsed, cutoff, key="events"):
     """Drop events that carry a time before ``cutoff``; events without a wall-clock time are kept."""
     if cutoff is None:
-        return parsed["events"], 0
+        return parsed[key], 0
     kept, dropped = [], 0
-    for event in parsed["events"]:
+    for event in parsed[key]:
         key = xid.time_key(event, naive_local=True)
         if key is not None and key[0] == "t" and key[1] < cutoff:
             dropped += 1
@@ -178,6 +176,7 @@ def collect_xid_facts(module):
             used, command = "dmesg", result.argv
     parsed = log.facts(warn=module.warn)
     events, dropped = _window(parsed, cutoff)
+    sxid_events, sxid_dropped = _window(parsed, cutoff, "sxid_events")
     return {"xid": {
         "source": used,
         "since": since or None,
@@ -190,4 +189,9 @@ def collect_xid_facts(module):
         "fallback": fallback,
         "kernel_lines": parsed["kernel_lines"],
         "no_entries": parsed["no_entries"],
+        "sxid_events": sxid_events,
+        "sxid_unparsed": parsed["sxid_unparsed"],
+        "sxid_outside_window": sxid_dropped,
+        "sxid_lines_dropped": parsed["sxid_lines_dropped"],
+        "dropped_lines": parsed["dropped_lines"],
     }}

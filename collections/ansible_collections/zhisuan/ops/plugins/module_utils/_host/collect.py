@@ -12,8 +12,6 @@ that could not be read (a program that failed or timed out, a file in an unknown
 ``errors`` ([{source, error}]) so the judge can tell "not there" from "could not read". Nothing here is fatal.
 """
 
-from __future__ import annotations
-
 import os
 import re
 

@@ -18,8 +18,6 @@ Pure: text in, facts out (see ``parse_topo``). It reads what drivers print:
   driver prints between ``NUMA Affinity`` and ``GPU NUMA ID``.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

@@ -27,8 +27,6 @@ boot progress, the log itself, buttons, power states: what was done to the machi
 records written under an operating-system vendor's IANA number), else ``hardware``.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

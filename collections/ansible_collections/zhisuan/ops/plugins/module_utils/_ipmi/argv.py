@@ -11,8 +11,6 @@ The password never appears on a command line (argv is visible in ``ps`` and is r
 travels in the ``IPMI_PASSWORD`` environment variable of the ipmitool process, which ``-E`` tells ipmitool to read.
 """
 
-from __future__ import annotations
-
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import DEFAULT_TIMEOUT

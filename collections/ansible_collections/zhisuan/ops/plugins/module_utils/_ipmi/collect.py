@@ -15,8 +15,6 @@ never answers), one short verbose probe tells the two apart: a BMC that rejected
 out of time; a later call that does is a ``ToolTimeout``.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import (

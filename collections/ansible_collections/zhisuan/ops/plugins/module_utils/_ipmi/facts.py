@@ -12,8 +12,6 @@ supplies are the SDR's power-supply entities (entity id 10) with their status se
 sensors (and percent or unreadable sensors named like a fan); ``sensors`` holds every threshold-based sensor.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi.parse import HEALTH, THRESHOLD_FACTS

@@ -12,8 +12,6 @@ Each takes the text and a ``warn(msg)`` callback: a line that does not fit is re
 skipped; output with nothing readable at all raises ``ParseError`` naming the command.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

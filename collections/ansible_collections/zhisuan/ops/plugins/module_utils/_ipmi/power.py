@@ -11,8 +11,6 @@
 ``reset`` and ``cycle`` always act, and refuse a chassis that is off (they would power it on).
 """
 
-from __future__ import annotations
-
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import positive

@@ -13,8 +13,6 @@ A SEL is clear when it holds no entry, or only the record real BMCs log right af
 would be cleared again on every run.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

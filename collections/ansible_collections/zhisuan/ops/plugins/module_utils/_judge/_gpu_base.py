@@ -77,3 +77,18 @@ class GpuCheckBase(object):
             self.add(check_id, "skip", expected=expected,
                      message="%s: the %s is not reported for this GPU (N/A)" % (self.label, what),
                      evidence="%s=N/A" % path)
+
+
+def mig_gpus(gpu_facts):
+    """The ``gpu`` facts records of the GPUs in MIG mode now (``mig_mode.current`` Enabled), in the facts' order.
+    dcgmi diag and gpu-burn do not test a GPU in MIG mode as a whole GPU."""
+    gpus = (gpu_facts or {}).get("gpus") if isinstance(gpu_facts, dict) else None
+    return [gpu for gpu in gpus or [] if isinstance(gpu, dict)
+            and ((gpu.get("mig_mode") or {}) if isinstance(gpu.get("mig_mode"), dict) else {}).get("current")
+            == "Enabled"]
+
+
+def mig_labels(gpus):
+    """``GPU 0, GPU 3``: the GPUs of ``gpus`` by index (position when it has none)."""
+    return ", ".join("GPU %s" % (gpu.get("index") if gpu.get("index") is not None else position)
+                     for position, gpu in enumerate(gpus))

@@ -289,6 +289,43 @@ class GpuChecks(MemoryChecks):
                 self.add(check_id, "pass", observed="not active", expected="not active",
                          message="%s: %s is not active" % (label, name), evidence=evidence)
 
+    # -- MIG ------------------------------------------------------------------------------------------------
+
+    def mig(self, expected):
+        """``gpu.mig.mode``, only for a GPU in MIG mode or with a MIG mode change pending: the change waits for a
+        GPU reset (warn, ``reset_gpu``); MIG on with no MIG device made (warn: no workload can use the GPU); the
+        number of MIG devices against ``zhisuan_expected.mig_devices_per_gpu`` when set (fail, ``investigate``)."""
+        mode = self.gpu.get("mig_mode") or {}
+        current, pending = mode.get("current"), mode.get("pending")
+        if current != "Enabled" and (pending is None or pending == current):
+            return
+        devices = self.gpu.get("mig_devices") or []
+        memory = ", ".join("%s MiB" % fmt(device.get("memory_total_mib")) for device in devices)
+        evidence = evidence_of(("mig_mode.current", current), ("mig_mode.pending", pending),
+                               ("mig_devices", len(devices)), ("memory", memory or None))
+        want = (expected or {}).get("mig_devices_per_gpu")
+        if pending is not None and pending != current:
+            self.add("gpu.mig.mode", "warn", observed="%s, %s pending" % (current, pending), expected=current,
+                     message="%s: the MIG mode change from %s to %s is pending: it takes effect only after a GPU "
+                             "reset" % (self.label, current, pending),
+                     remedy="reset_gpu", evidence=evidence)
+        elif not devices:
+            self.add("gpu.mig.mode", "warn", observed="MIG on, no MIG device", expected="MIG devices",
+                     message="%s is in MIG mode with no MIG device made: no workload can use it until its GPU and "
+                             "compute instances are created" % self.label,
+                     remedy="investigate", evidence=evidence)
+        elif want is not None and len(devices) != want:
+            self.add("gpu.mig.mode", "fail", observed=len(devices), expected="== %s" % want,
+                     message="%s has %s (%s) where %s per GPU are expected (zhisuan_expected.mig_devices_per_gpu): "
+                             "the MIG layout differs" % (self.label, plural(len(devices), "MIG device"), memory,
+                                                         want),
+                     remedy="investigate", evidence=evidence)
+        else:
+            expected = "== %s" % want if want is not None else None
+            named = plural(len(devices), "MIG device")
+            self.add("gpu.mig.mode", "pass", observed=len(devices), expected=expected,
+                     message="%s is in MIG mode with %s (%s)" % (self.label, named, memory), evidence=evidence)
+
     def readout(self):
         unreadable = self.gpu.get("unreadable") or []
         if unreadable:

@@ -25,6 +25,10 @@ def log_check(host, facts, events, version):
     found = "no Xid event"
     if events:
         found = "%s (Xid %s) on %s" % (plural(len(events), "Xid event"), ", ".join(map(str, codes)), plural(gpus, "GPU"))
+    sxid = [event for event in facts.get("sxid_events") or [] if isinstance(event, dict) and event.get("kind") != "detail"]
+    if sxid:
+        found += " and %s (SXid %s)" % (plural(len(sxid), "NVSwitch SXid report"), ", ".join(
+            map(str, sorted(set(event.get("code") for event in sxid if isinstance(event.get("code"), int))))))
     lines = facts.get("lines") if isinstance(facts.get("lines"), int) and not isinstance(facts.get("lines"), bool) else None
     read = "Read %s from %s%s" % (plural(lines or 0, "kernel log line"), source, window)
     if facts.get("fallback"):

@@ -230,7 +230,32 @@ def judge_baseline(host, versions, baseline, thresholds=None):
                 ", ".join("%s %s" % (label, version or "not installed") for label, version in wrong))
         checks.append(make_check(check_id, host, "fail", component=name, observed=", ".join(observed), expected=want,
                                  remedy="update_firmware", message=message, evidence=evidence))
+    fabric_manager = _fabric_manager_check(host, versions)
+    if fabric_manager is not None:
+        checks.append(fabric_manager)
     return checks
+
+
+def _fabric_manager_check(host, versions):
+    """``baseline.fabric_manager.driver``: the Fabric Manager installed on an NVSwitch node must be the driver's own
+    version (NVIDIA's Fabric Manager user guide; FM refuses to start with another driver, the NVLink fabric stays
+    uninitialised and CUDA fails with error 802). Judged whatever the baseline says, only where both were read."""
+    driver = [version for _label, version in _entries(versions.get("driver"), "driver") if version]
+    fm = [version for _label, version in _entries(versions.get("fabric_manager"), "fabric_manager") if version]
+    if not driver or not fm or "driver" not in versions or "fabric_manager" not in versions:
+        return None
+    evidence = "driver=%s, fabric_manager=%s" % (driver[0], ", ".join(fm))
+    wrong = [version for version in fm if version != driver[0]]
+    if wrong:
+        return make_check("baseline.fabric_manager.driver", host, "fail", component="Fabric Manager",
+                          observed=", ".join(fm), expected="== %s (the driver)" % driver[0], remedy="update_firmware",
+                          evidence=evidence,
+                          message="Fabric Manager %s does not match the NVIDIA driver %s: it will not start, and the "
+                                  "NVLink fabric stays down (CUDA error 802); install the Fabric Manager of the "
+                                  "driver's version" % (", ".join(wrong), driver[0]))
+    return make_check("baseline.fabric_manager.driver", host, "pass", component="Fabric Manager", observed=fm[0],
+                      expected="== %s (the driver)" % driver[0], evidence=evidence,
+                      message="Fabric Manager %s matches the NVIDIA driver" % fm[0])
 
 
 def _host_value(entries):

@@ -34,7 +34,7 @@ Compare errors mean the GPU returned wrong results. With memory-error evidence f
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component, mig_gpus, mig_labels
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     clean_facts,
@@ -269,8 +269,11 @@ def _check_tested(host, facts, gpus, profile, gpu_facts):
     tested = len(gpus)
     evidence = evidence_of(("tested_gpus", facts.get("tested_gpus")), ("gpu records", tested))
     want, source = None, None
+    mig = mig_gpus(gpu_facts)
     if gpu_facts and gpu_facts.get("gpus") is not None:
-        want, source = len(gpu_facts.get("gpus") or []), "GPUs the driver lists"
+        want, source = len(gpu_facts.get("gpus") or []) - len(mig), "GPUs the driver lists"
+        if mig:
+            source += ", less %s in MIG mode" % mig_labels(mig)
     elif profile and profile.get("gpu_count") is not None:
         want, source = int(to_number(profile["gpu_count"], "profile gpu_count")), "profile %s" % profile.get("name")
     if want is None:
@@ -278,6 +281,11 @@ def _check_tested(host, facts, gpus, profile, gpu_facts):
                           message="gpu-burn tested %s; no GPU facts or profile to compare with" % plural(tested, "GPU"),
                           evidence=evidence)
     evidence += ", expected=%s (%s)" % (want, source)
+    if mig and tested == 0 and want == 0:
+        return make_check("burn.count.tested", host, "skip", component="GPUs", observed=tested,
+                          message="gpu-burn tested no GPU: %s %s in MIG mode, which gpu-burn does not burn as a whole "
+                                  "GPU; disable MIG (nvidia-smi -mig 0, then a GPU reset) for the burn-in"
+                                  % (mig_labels(mig), "is" if len(mig) == 1 else "are"), evidence=evidence)
     if tested < want:
         return make_check("burn.count.tested", host, "fail", component="GPUs", observed=tested, expected="== %d" % want,
                           message="gpu-burn tested only %d of %d GPUs (%s): CUDA could not use the others, or they "
@@ -308,6 +316,14 @@ def _judge_burn(host, facts, profile, thresholds=None, gpu_facts=None):
                            remedy="investigate", evidence="burn facts: %s" % fmt(facts))]
     gpus = [gpu for gpu in facts["gpus"] if isinstance(gpu, dict)]
     checks = [_check_tested(host, facts, gpus, profile, gpu_facts)]
+    mig = mig_gpus(gpu_facts)
+    if mig and checks[0]["status"] != "skip":
+        checks.append(make_check(
+            "burn.mig.untested", host, "skip", component=mig_labels(mig), observed="MIG mode",
+            message="%s %s in MIG mode and %s not burned as a whole GPU: disable MIG (nvidia-smi -mig 0, then a GPU "
+                    "reset) to burn %s" % (mig_labels(mig), "is" if len(mig) == 1 else "are",
+                                           "was" if len(mig) == 1 else "were", "it" if len(mig) == 1 else "them"),
+            evidence=", ".join("%s mig_mode.current=Enabled" % gpu.get("pci_bus_id") for gpu in mig)))
     floor = floor_for(profile, facts)
     mode_words = burn_mode(facts)[1]
     rates = [gpu.get("gflops_median") or 0 for gpu in gpus]

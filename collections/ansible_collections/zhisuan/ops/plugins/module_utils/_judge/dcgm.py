@@ -30,7 +30,7 @@ facts: a failed test may be hidden there); facts of an unexpected type or shape 
 from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component, mig_gpus, mig_labels
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts
 
 DEFAULT_THRESHOLDS = {"dcgm_warn_is_fail": False}
@@ -226,6 +226,14 @@ def _judge_dcgm_diag(host, facts, gpu_facts=None, thresholds=None):
     limits.update(dict((k, v) for k, v in (thresholds or {}).items() if k in limits and v is not None))
     warn_is_fail = limits["dcgm_warn_is_fail"] in (True, "true", "yes", "True", 1)
     tests = facts.get("tests") if isinstance(facts, dict) else None
+    mig = mig_gpus(gpu_facts)
+    if not tests and mig:
+        return [make_check(
+            "dcgm.diag.tests", host, "skip", component="dcgmi", observed="MIG mode", expected="test results",
+            message="dcgmi diag returned no test results and %s %s in MIG mode, which the DCGM diagnostic does not "
+                    "test as a whole GPU: disable MIG (nvidia-smi -mig 0, then a GPU reset) for the diagnostic"
+                    % (mig_labels(mig), "is" if len(mig) == 1 else "are"),
+            evidence="dcgm facts: %s" % (facts if not isinstance(facts, dict) else _run_text(facts)))]
     if not tests:
         return [make_check(
             "dcgm.diag.tests", host, "error", component="dcgmi", observed="no results", expected="test results",

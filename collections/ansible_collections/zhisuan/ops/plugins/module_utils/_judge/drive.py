@@ -79,13 +79,14 @@ def _media(check_id, host, component, drive, limits):
                       message="no media errors beyond the limit")
 
 
-def _rising(check_id, host, component, value, expected, limits, remedies, texts):
-    """A reading that is worse the higher it is: fail at or above ``limits[1]``, warn at or above ``limits[0]``,
-    else pass; ``remedies`` (fail, warn) and ``texts`` (fail, warn, pass) are per grade, ``texts`` formatted with
-    the value."""
+def _graded(check_id, host, component, value, expected, limits, remedies, texts, falling=False):
+    """A reading graded against two limits (warn, fail): worse the higher it is (fail at or above ``limits[1]``,
+    warn at or above ``limits[0]``), or with ``falling`` worse the lower it is (fail below ``limits[1]``, warn below
+    ``limits[0]``); else pass. ``remedies`` (fail, warn) and ``texts`` (fail, warn, pass) are per grade, ``texts``
+    formatted with the value."""
     for status, limit, remedy, text in (("fail", limits[1], remedies[0], texts[0]),
                                         ("warn", limits[0], remedies[1], texts[1])):
-        if value >= limit:
+        if (value < limit) if falling else (value >= limit):
             return make_check(check_id, host, status, component=component, observed=value, expected=expected,
                               remedy=remedy, message=text % value)
     return make_check(check_id, host, "pass", component=component, observed=value, expected=expected,
@@ -96,7 +97,7 @@ def _wear(check_id, host, component, drive, limits):
     value = drive.get("percentage_used")
     if value is None:
         return _skip(check_id, host, component, "its wear (percentage used)")
-    return _rising(check_id, host, component, value, "< %s %%" % limits["wear_warn_pct"],
+    return _graded(check_id, host, component, value, "< %s %%" % limits["wear_warn_pct"],
                    (limits["wear_warn_pct"], limits["wear_fail_pct"]), ("replace_part", "monitor"),
                    ("%s %% of the rated endurance used: worn out",
                     "%s %% of the rated endurance used: plan the replacement", "%s %% of the rated endurance used"))
@@ -107,24 +108,19 @@ def _spare(check_id, host, component, drive, limits):
     if value is None:
         return _skip(check_id, host, component, "its available spare")
     floor = floor or 0
-    expected = ">= %s %% (the drive's threshold %s %%)" % (floor + limits["spare_margin_pct"], floor)
-    if value < floor:
-        return make_check(check_id, host, "fail", component=component, observed=value, expected=expected,
-                          remedy="replace_part", message="available spare %s %% is below the drive's threshold %s %%"
-                          % (value, floor))
-    if value < floor + limits["spare_margin_pct"]:
-        return make_check(check_id, host, "warn", component=component, observed=value, expected=expected,
-                          remedy="monitor", message="available spare %s %% is close to the drive's threshold %s %%"
-                          % (value, floor))
-    return make_check(check_id, host, "pass", component=component, observed=value, expected=expected,
-                      message="available spare %s %%" % value)
+    margin = floor + limits["spare_margin_pct"]
+    threshold = " the drive's threshold %s %%%%" % floor
+    return _graded(check_id, host, component, value, ">= %s %% (the drive's threshold %s %%)" % (margin, floor),
+                   (margin, floor), ("replace_part", "monitor"),
+                   ("available spare %s %% is below" + threshold, "available spare %s %% is close to" + threshold,
+                    "available spare %s %%"), falling=True)
 
 
 def _temperature(check_id, host, component, drive, limits):
     value = drive.get("temperature")
     if value is None:
         return _skip(check_id, host, component, "a temperature")
-    return _rising(check_id, host, component, value, "< %s C" % limits["temp_warn_c"],
+    return _graded(check_id, host, component, value, "< %s C" % limits["temp_warn_c"],
                    (limits["temp_warn_c"], limits["temp_fail_c"]), ("investigate", "investigate"),
                    ("the drive runs at %s C: check the airflow and the fans", "the drive runs warm at %s C", "%s C"))
 

@@ -38,7 +38,11 @@ NVLink (``_nvlink_checks``) is judged against the profile's ``nvlink.links`` and
 (sites override them with profile overrides); ``nvlink: null`` in a profile marks a PCIe model (checks skipped).
 The NVLink error counters' growth (``_nvlink_errors``: ``gpu.nvlink.errors``, thresholds ``nvlink_replay_max`` (0),
 ``nvlink_recovery_max`` (0), ``nvlink_crc_per_s_max`` (100)) is judged only when it was collected
-(``OPTIONAL_GPU_CHECK_IDS``, right after ``gpu.nvlink.speed``).
+(``OPTIONAL_GPU_CHECK_IDS``, right after ``gpu.nvlink.speed``). ``gpu.mig.mode`` (right after ``gpu.memory.total``)
+is judged only for a GPU in MIG mode or with a MIG mode change pending (``_gpu_checks.GpuChecks.mig``; the count of
+MIG devices against ``zhisuan_expected.mig_devices_per_gpu`` when set). ``gpu.throttle.rate`` (right after the
+``gpu.throttle.*`` reasons; ``_throttle_rate``, thresholds ``throttle_rate_warn_pct`` (1) and ``throttle_rate_fail_pct``
+(10)) is judged only when ``gpu_info``'s ``throttle_window`` collected the counters twice.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks imp
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import DEFAULTS as NVLINK_ERROR_LIMITS
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import nvlink_error_checks
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._throttle_rate import DEFAULTS as THROTTLE_RATE_LIMITS
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._throttle_rate import throttle_rate_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._thermal_peers import DEFAULT_DELTA_C as PEER_DELTA_C
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._thermal_peers import peer_check
@@ -78,6 +84,7 @@ DEFAULT_THRESHOLDS = {
     "power_over_limit_pct": 5,
 }
 DEFAULT_THRESHOLDS.update(NVLINK_ERROR_LIMITS)
+DEFAULT_THRESHOLDS.update(THROTTLE_RATE_LIMITS)
 DEFAULT_TEMPERATURE_MARGIN_C = 5
 
 HOST_CHECK_IDS = ("gpu.count.present", "gpu.driver.version", "gpu.cuda.version")
@@ -108,7 +115,7 @@ GPU_CHECK_IDS = (
     "gpu.readout.unreadable",
 )
 # Checks of a GPU that run only when their facts were collected (gpu_info nvlink_errors_window > 0).
-OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors",)
+OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors", "gpu.mig.mode", "gpu.throttle.rate")
 
 # ---------------------------------------------------------------------------------------------- public API
 
@@ -186,6 +193,7 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
         gpu_ctx = GpuChecks(host, gpu, "GPU %s" % (index if index is not None else position))
         gpu_ctx.model(model_rx, model_text)
         gpu_ctx.memory(profile)
+        gpu_ctx.mig(expected)
         gpu_ctx.ecc(limits)
         gpu_ctx.remap(limits)
         gpu_ctx.retired_pages(limits)
@@ -196,6 +204,7 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
         peer_check(gpu_ctx, position, temperatures, limits["temperature_peer_delta_c"])
         gpu_ctx.power(profile, limits)
         gpu_ctx.throttle()
+        throttle_rate_checks(gpu_ctx, facts, limits)
         gpu_ctx.readout()
         checks.extend(gpu_ctx.checks)
     return checks

@@ -43,6 +43,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base impor
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts, plural
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._xid_log import log_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.sxid import _tallies, flood_span, judge_sxid, when
 
 DEFAULT_THRESHOLDS = {
     "companion_window_s": 300,
@@ -80,15 +81,22 @@ def _judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
     groups = {}
     for event in events:
         groups.setdefault((event.get("pci_bus_id") or "unknown", event["code"]), []).append(event)
+    # A flood: the lines the node counted but did not keep (xid_info keeps the first and last 2000) join their group,
+    # so 800,000 lines of one Xid are one check that counts them all.
+    tallies = _tallies(xid_facts, "xid")
+    for key in tallies:
+        groups.setdefault(key, [])
     checks = [log_check(host, xid_facts, events, version)]
     by_bus = {}
     for (bus, code) in sorted(groups, key=lambda key: (_gpu_order(gpus, key[0]), key[0], key[1])):
-        ctx = _Group(host, bus, code, groups[(bus, code)], gpus, gpu_facts is not None, catalog, limits, version)
+        ctx = _Group(host, bus, code, groups[(bus, code)], gpus, gpu_facts is not None, catalog, limits, version,
+                     tally=tallies.get((bus, code)))
         check = ctx.judge([event for key, items in groups.items() if key[0] == bus for event in items])
         checks.append(check)
         by_bus.setdefault(bus, []).append((code, check, ctx))
     for items in by_bus.values():
         _apply_154(items, catalog, version)
+    checks.extend(judge_sxid(host, xid_facts, catalog.get("sxid"), events, limits))
     return checks
 
 
@@ -157,7 +165,11 @@ def _incidents(events, gap):
 class _Group(object):
     """The events of one code on one GPU and the check they make."""
 
-    def __init__(self, host, bus, code, events, gpus, have_facts, catalog, limits, version):
+    def __init__(self, host, bus, code, events, gpus, have_facts, catalog, limits, version, tally=None):
+        self.count, self.first, self.last = flood_span(events, tally)
+        self.kept = len(events)
+        if not events:  # every line of the group was counted, none kept: its first and last time stand for them
+            events = [dict(item, code=code, pci_bus_id=bus) for item in (self.first, self.last)]
         self.host, self.bus, self.code, self.events = host, bus, code, events
         self.label, self.component = _label(gpus, bus, have_facts)
         self.listed = bus.upper() in gpus or not have_facts
@@ -167,23 +179,25 @@ class _Group(object):
 
     def evidence(self):
         keep = int(self.limits["evidence_lines"])
-        lines = [event.get("line") or event.get("text") or "" for event in self.events[:keep]]
-        first, last = self.events[0], self.events[-1]
-        lines.append("%s in all (%s), first %s, last %s" % (
-            plural(len(self.events), "line"), plural(_incidents(self.events, self.limits["incident_gap_s"]), "incident"),
-            _when(first), _when(last)))
+        lines = [event.get("line") or event.get("text") for event in self.events[:keep]]
+        lines = [line for line in lines if line]
+        kept = "" if self.count == self.kept else "; %d not kept by the node, incidents counted in the %d kept" % (
+            self.count - self.kept, self.kept)
+        lines.append("%s in all (%s%s), first %s, last %s" % (
+            plural(self.count, "line"), plural(_incidents(self.events, self.limits["incident_gap_s"]), "incident"),
+            kept, when(self.first), when(self.last)))
         return "\n".join(lines)
 
     def check(self, status, remedy, message, expected):
         return make_check("xid.%d.events" % self.code, self.host, status, component=self.component,
-                          observed=len(self.events), expected=expected, message=message, remedy=remedy,
+                          observed=self.count, expected=expected, message=message, remedy=remedy,
                           evidence=self.evidence())
 
     def head(self):
         row = self.row
         name = row.get("mnemonic") or ""
         what = "%s: %s" % (name, row["meaning"]) if name else row["meaning"]
-        return "%s of Xid %d (%s) on %s" % (plural(len(self.events), "line"), self.code, what, self.label)
+        return "%s of Xid %d (%s) on %s" % (plural(self.count, "line"), self.code, what, self.label)
 
     def bucket(self):
         action = self.row.get("nvidia_action") or "none"
@@ -205,7 +219,7 @@ class _Group(object):
             return self.check(
                 "warn", "investigate",
                 "%s of Xid %d on %s: Xid %d is not in catalog v%s; look it up in NVIDIA's Xid catalog (%s) and add it "
-                "to the site override file" % (plural(len(self.events), "line"), self.code, self.label, self.code,
+                "to the site override file" % (plural(self.count, "line"), self.code, self.label, self.code,
                                                self.version, CATALOG_URL),
                 "a code the catalog knows")
         if self.code == 154:
@@ -322,14 +336,6 @@ def _apply_154(items, catalog, version):
                                  "(%s), so the remedy is %s, not %s (catalog v%s)." % (
                                      action["to_code"], action["to"], known["remedy"], check["remedy"], version))
             check["remedy"] = known["remedy"]
-
-
-def _when(event):
-    if event.get("time"):
-        return event["time"]
-    if event.get("uptime_s") is not None:
-        return "%.6f s after boot" % event["uptime_s"]
-    return "at an unknown time"
 
 
 def _num(value):

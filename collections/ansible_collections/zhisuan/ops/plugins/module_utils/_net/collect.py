@@ -14,8 +14,6 @@ facts (``errors`` per interface, ``ib.error``, ``lldp_error``, ``link_flaps_erro
 ``null`` with ``optics_reason``.
 """
 
-from __future__ import annotations
-
 import os
 import time
 

@@ -13,8 +13,6 @@ port, a VF, or a driver without it). A file that does not hold ``0``/``1`` is an
 left out), never a guess.
 """
 
-from __future__ import annotations
-
 import os
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

@@ -16,8 +16,6 @@ raises ``ParseError`` naming ``ethtool`` and the form.
 pause frames: lifetime totals say nothing about a link that is healthy today.
 """
 
-from __future__ import annotations
-
 import math
 import re
 

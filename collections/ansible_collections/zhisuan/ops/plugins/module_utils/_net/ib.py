@@ -21,8 +21,6 @@ is kept as printed (``LinkUp``, ``Polling``, ``Disabled``). The real "no device"
 a ``no_device`` message. Pure functions except ``read_sysfs`` (reads files only). Standard library only.
 """
 
-from __future__ import annotations
-
 import os
 import re
 

@@ -14,8 +14,6 @@ reset or wrapped between the readings: its growth is unknown, ``None``, with a w
 the file system; ``parse_counter`` and ``counter_deltas`` are pure. Standard library only.
 """
 
-from __future__ import annotations
-
 import os
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import is_ascii_digits

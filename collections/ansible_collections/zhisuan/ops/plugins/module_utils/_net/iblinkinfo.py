@@ -26,8 +26,6 @@ a header or a port line is skipped with an "unread line" warning. Output with no
 Pure functions, standard library only.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

@@ -35,8 +35,6 @@ names (``SDR`` .. ``XDR``, ``FDR10``); ``rate_of`` turns ``iblinkinfo``'s ``4X 2
 Pure functions, standard library only.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

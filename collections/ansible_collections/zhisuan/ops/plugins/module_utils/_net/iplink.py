@@ -11,8 +11,6 @@ Pure function, standard library only. ``admin_up`` is the ``UP`` flag (``ip link
 ``False`` when the kernel flags ``NO-CARRIER`` (no cable, peer down) and ``LOWER_UP`` is missing.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import list_of_str, load_json, text_or_none, to_int
 

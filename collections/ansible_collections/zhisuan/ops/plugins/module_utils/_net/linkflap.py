@@ -19,8 +19,6 @@ text, the time stamp is kept as printed. Recognised messages:
 Pure functions, standard library only.
 """
 
-from __future__ import annotations
-
 import re
 
 _IF = r"(?P<if>[A-Za-z][\w.\-@]*)"

@@ -16,8 +16,6 @@ The switch port is the port id when its subtype names a port (``ifname``, ``loca
 (lldpd's default port id is the MAC, with the port name in the description). Pure functions, standard library only.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none, to_int
 

@@ -22,8 +22,6 @@ the NCCL message; output without the table is a ParseError. ``failure(text)`` fi
 launcher's errors for the runner. Pure functions, stdlib only.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed

@@ -13,8 +13,6 @@ GPU), with the hostfile written from ``hosts`` (``<host> slots=<gpus per node>``
 private temporary directory that is removed afterwards.
 """
 
-from __future__ import annotations
-
 import os
 import re
 import shutil

@@ -17,8 +17,6 @@ The outcome of a pair is data, not a module failure: ``status`` is ``ok``, ``tim
 ``error_kind`` and ``message``), so one bad pair never stops the other rounds.
 """
 
-from __future__ import annotations
-
 import threading
 import time
 

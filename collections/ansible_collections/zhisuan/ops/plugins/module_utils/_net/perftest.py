@@ -19,8 +19,6 @@ server or client side.
   reach its server, a server that cannot listen, completion errors — each a ``ToolFailed`` with a plain message.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed

@@ -12,8 +12,6 @@
 library only. Output without a ``Priority trust state`` line raises ``ParseError``.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

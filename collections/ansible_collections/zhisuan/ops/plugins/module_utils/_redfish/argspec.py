@@ -7,8 +7,6 @@
 
 """The shared connection options of every Redfish module. Mirrored 1:1 by plugins/doc_fragments/_redfish.py."""
 
-from __future__ import annotations
-
 from ansible.module_utils.common.parameters import env_fallback
 
 DEFAULT_TIMEOUT = 30

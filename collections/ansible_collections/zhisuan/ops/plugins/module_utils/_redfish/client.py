@@ -26,8 +26,6 @@ context loads the system CA store (some 35 ms), which ``open_url`` would do agai
 one inventory takes.
 """
 
-from __future__ import annotations
-
 import http.client
 import json
 import time
@@ -42,7 +40,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import (
     TOOL, as_dict, base_url, error_body, expand_supported, is_tls, link_uri, no_constant, read_error_body, recordable,
     redfish_message, sessions_uri, with_query,
 )
-from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import depth_ok
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import ascii_digits, depth_ok
 
 
 class BMCErrorBody(BMCError):
@@ -365,7 +363,7 @@ class RedfishClient(object):
         doubling from ``backoff``."""
         delay = self.backoff * (2 ** attempt)
         retry_after = str(headers.get("Retry-After") or "").strip() if headers is not None else ""
-        if retry_after.isascii() and retry_after.isdigit():
+        if ascii_digits(retry_after):
             delay = min(int(retry_after), MAX_RETRY_AFTER)
         self._sleep(delay)
 

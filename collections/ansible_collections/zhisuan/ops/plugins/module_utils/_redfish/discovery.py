@@ -22,8 +22,6 @@ without a model takes it from its PCIe device's name). A candidate with none of 
 earlier source found a GPU. Placeholder serials (``00000000000000``, ``N/A``) identify nothing.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (

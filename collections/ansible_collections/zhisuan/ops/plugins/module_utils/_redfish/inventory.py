@@ -14,8 +14,6 @@ A list is None when the service offers no resource for it, or the resource could
 newer resources where the old ones do not list them.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import transform_env as env

@@ -8,8 +8,6 @@
 """What redfish_log_info reads (the entries of the SEL and of the vendor event logs, as ``log`` facts) and what
 redfish_log_clear does (``LogService.ClearLog`` on the logs that hold entries, unless in check mode)."""
 
-from __future__ import annotations
-
 import datetime
 import json
 import re

@@ -8,8 +8,6 @@
 """What redfish_power does: plan the ``ComputerSystem.Reset`` requests that bring the host to a power state (none when
 it is there already), send them unless in check mode, and wait for the resulting ``PowerState``."""
 
-from __future__ import annotations
-
 import json
 import time
 

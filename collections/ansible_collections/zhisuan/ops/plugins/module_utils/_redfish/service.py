@@ -13,8 +13,6 @@ Reads of single resources that fail with an HTTP error are not fatal: they are c
 BMC that stops answering is fatal and propagates.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.client import RedfishClient
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import TOOL, recordable

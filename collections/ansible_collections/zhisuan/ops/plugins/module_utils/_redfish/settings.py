@@ -9,8 +9,6 @@
 included) and PATCH only the difference, unless in check mode. BIOS values become pending settings that the next
 reboot applies; nothing here reboots."""
 
-from __future__ import annotations
-
 import json
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError, OptionError

@@ -8,8 +8,6 @@
 """Waiting for long Redfish operations: an action answered ``202 Accepted`` with a ``Location`` (a task monitor
 per DSP0266, or a Task resource as iDRAC gives) is polled until it finishes, fails or runs out of time."""
 
-from __future__ import annotations
-
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError, BMCHTTPError

@@ -12,11 +12,11 @@ resource does not carry are None; blank strings (some BMCs send ``" "``) are Non
 readings are in transform_env.py.
 """
 
-from __future__ import annotations
-
 import datetime
 import math
 import re
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import fromisoformat
 
 HEALTH = {"ok": "OK", "warning": "Warning", "critical": "Critical"}
 PROCESSOR_TYPES = {"cpu": "CPU", "gpu": "GPU", "accelerator": "Accelerator", "fpga": "FPGA"}
@@ -356,7 +356,7 @@ def parse_time(value):
         return None
     candidate = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
-        moment = datetime.datetime.fromisoformat(candidate)
+        moment = fromisoformat(candidate)
     except ValueError:
         return None
     if moment.tzinfo is None:

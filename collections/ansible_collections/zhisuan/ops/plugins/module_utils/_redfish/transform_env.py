@@ -14,8 +14,6 @@ members, ``ThermalMetrics``), ``PowerSubsystem`` (``PowerSupplies`` members and 
 are kept, with their state.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import (
     health, number, resource_id, slug, state, text)
 

@@ -9,8 +9,6 @@
 what the service root advertises (``$expand``, sessions), the checks on an answer's shape, and the text of a
 Redfish error body. ``client.RedfishClient`` is the one seam that sends requests; it uses these."""
 
-from __future__ import annotations
-
 import json
 import ssl
 from urllib.parse import urlsplit

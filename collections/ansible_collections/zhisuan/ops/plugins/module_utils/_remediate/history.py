@@ -21,9 +21,11 @@ onto it, and ``read`` passes over it with a warning."""
 from __future__ import annotations
 
 import datetime
+import errno
 import fcntl
 import json
 import os
+import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
 
@@ -37,6 +39,12 @@ OUTCOMES = ("repaired", "failed", "refused", "ticket", "awaiting_approval", "def
             "shared_cause", ACTED, "resumed")
 # the cause of a record for a node the plan left alone without an entry (drained by someone else)
 OPERATOR_CAUSE = "scheduler.drain.operator"
+# seconds an append waits for another run's append to end before it gives up (an append holds the lock for one
+# write and an fsync: milliseconds; a lock held this long is a hung process or a stuck network file system)
+LOCK_TIMEOUT_S = 60.0
+# the most of the history file a read takes, its newest part: escalation and the KPIs look back weeks, not years
+# (a record is ~600 bytes: 64 MiB hold about 100,000 actions); older records are passed over, said so
+READ_MAX_BYTES = 64 * 1024 * 1024
 _REQUIRED = ("time", "run_id", "node", "cause", "action", "outcome")
 _TIMES = ("detected", "started", "finished", "resumed")
 
@@ -118,11 +126,31 @@ def _ends_torn(fd):
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
 
 
-def append(directory, records):
+def lock(fd, path, timeout=None, what="append to"):
+    """Take the exclusive ``flock`` of ``fd`` (the file ``path``), waiting at most ``timeout`` seconds
+    (``LOCK_TIMEOUT_S``); HistoryError naming the file past that."""
+    timeout = LOCK_TIMEOUT_S if timeout is None else timeout
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except (IOError, OSError) as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+        if time.monotonic() >= deadline:
+            raise HistoryError("%s: cannot %s it: another process held its lock for more than %g s (a hung run, or "
+                               "a network file system without working locks); nothing was written" % (path, what, timeout))
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def append(directory, records, timeout=None):
     """Append ``records`` (already made) to ``<directory>/remediation.jsonl``, one line each, in one write (under an
     exclusive lock: the nodes of a batch append at once), then fsync. A file that ends inside a line (a write cut
-    short earlier) gets a newline first. A short write raises HistoryError naming the file and the bytes written.
-    Returns the path."""
+    short earlier) gets a newline first. A short write raises HistoryError naming the file and the bytes written;
+    so does a lock another process holds past ``timeout`` seconds (``LOCK_TIMEOUT_S``). Returns the path."""
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, FILE_NAME)
     data = "".join(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n" for record in records)
@@ -131,7 +159,7 @@ def append(directory, records):
     payload = data.encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock(fd, path, timeout)
         if _ends_torn(fd):
             payload = b"\n" + payload
         written = os.write(fd, payload)
@@ -160,17 +188,33 @@ def _superseded(records):
             if record.get("outcome") != ACTED or last[(record.get("run_id"), record.get("node"))] == position]
 
 
-def read(path, warn=None, raw=False):
+def read(path, warn=None, raw=False, max_bytes=None):
     """Every record of a history file, in order; an ``acted`` record is left out when a later record of the same
     run and node supersedes it (unless ``raw``). A line that is not a JSON object is passed over with ``warn``
     (``warn(message)``) naming the file and line: a last line without its newline is a torn write (the run or the
-    disk stopped it), said so. A missing file is an empty history; one that cannot be read too, with ``warn``."""
+    disk stopped it), said so. A missing file is an empty history; one that cannot be read too, with ``warn``.
+    Only the newest ``max_bytes`` (``READ_MAX_BYTES``) of a larger file are read, from the first whole line in them,
+    with ``warn`` saying how much older history was passed over (line numbers then count from there)."""
     records = []
     if not os.path.exists(path):
         return records
+    limit = READ_MAX_BYTES if max_bytes is None else int(max_bytes)
     try:
         with open(path, "rb") as handle:
-            lines = handle.read().split(b"\n")
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                handle.seek(size - limit - 1)
+                data = handle.read()
+                # the byte before the window tells whether it starts on a line of its own
+                start = 1 if data[:1] == b"\n" else data.find(b"\n") + 1
+                data = data[start:] if start > 0 else b""
+                if warn is not None:
+                    warn("%s is %.1f MiB, over the %.1f MiB read: its newest %d bytes read, %d bytes of older records "
+                         "passed over (rotate the file to keep them)" % (
+                             path, size / 1048576.0, limit / 1048576.0, len(data), size - len(data)))
+            else:
+                data = handle.read()
+            lines = data.split(b"\n")
     except (IOError, OSError) as exc:
         # the history cannot be read (not a file, no permission): an empty history, said so
         if warn is not None:

@@ -151,6 +151,10 @@ def _messages(plan):
             text = "%s (%s, batch %s)" % (entry["action"], entry["mode"], entry["batch"])
         elif status == "deferred":
             text = "deferred: " + plan["limit"]["text"]
+        elif status == "held" and entry.get("leased"):
+            lease = entry["leased"]
+            text = ("held by run %s: another remediation run (pid %s on %s, since %s) acts on this node; left to it"
+                    % (lease.get("run_id"), lease.get("pid"), lease.get("host"), lease.get("time")))
         elif status == "held":
             text = "held: " + plan["breaker"]["check"]["message"]
         elif status == "shared_cause":
@@ -165,7 +169,7 @@ def _messages(plan):
 
 
 def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size=1, only=None, history=None,
-              now=None, shared=None, tag=DEFAULT_TAG):
+              now=None, shared=None, tag=DEFAULT_TAG, leased=None):
     """The plan for ``hosts`` (results.json ``hosts``: name -> {status, checks, facts}; ``facts.diagnosis`` holds
     the root cause). ``scheduler``: name -> scheduler_node's ``node`` ({state, drain, drained_by_us, reason}),
     nodes already drained count toward the limit and an operator's drain is never touched. ``approved``: node
@@ -173,8 +177,10 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
     every host). ``history``: the remediation history's records (a node repaired again and again for one cause goes
     up the policy's escalation ladder, as of ``now``); ``shared``: the shared causes of ``_judge.fleet`` (their nodes
     get one ticket for the component, no action of their own). A node drained by us (``tag``) with nothing to act
-    on is stranded (``stranded_entry``): it is verified and resumed. Returns ``{nodes: {name: entry}, order,
-    deferred, held, skipped, shared, repeat_offenders, stranded, breaker, limit, checks}`` (docs/remediation.md)."""
+    on is stranded (``stranded_entry``): it is verified and resumed. ``leased``: name -> the lease of another
+    remediation run that holds the node now (``plugin_utils._lease``): the node is ``held`` (its entry's ``leased``
+    says by which run), never acted on by this one. Returns ``{nodes: {name: entry}, order, deferred, held, leased,
+    skipped, shared, repeat_offenders, stranded, breaker, limit, checks}`` (docs/remediation.md)."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     scheduler = scheduler or {}
     fleet = fleet or len(hosts)
@@ -222,10 +228,20 @@ def make_plan(hosts, policy, scheduler=None, fleet=None, approved=(), batch_size
         elif mode == "approval" and not (approve_all or name in approved):
             entry["status"] = "awaiting_approval"
         candidates.append((name, entry))
-    plan = {"nodes": {}, "order": [], "deferred": [], "held": [], "skipped": skipped, "shared": [],
+    leased = leased or {}
+    plan = {"nodes": {}, "order": [], "deferred": [], "held": [], "leased": [], "skipped": skipped, "shared": [],
             "repeat_offenders": [], "stranded": [], "breaker": {"tripped": tripped, "check": breaker_check},
             "limit": {"allowed": allowed, "fleet": fleet, "already_drained": drained, "text": limit_text},
             "checks": [breaker_check]}
+    # nodes another run holds: that run acts on them, this one leaves them be (already drained, they take no slot;
+    # not stranded either: the run that drained it is still going)
+    for name, entry in candidates:
+        if name in leased:
+            entry.update(status="held", leased=dict(leased[name]))
+            plan["nodes"][name] = entry
+            plan["held"].append(name)
+            plan["leased"].append(name)
+    candidates = [(name, entry) for name, entry in candidates if name not in leased]
     for name, entry in candidates:
         if "escalation" in entry:
             plan["repeat_offenders"].append(name)

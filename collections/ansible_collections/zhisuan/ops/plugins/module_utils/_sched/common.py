@@ -20,8 +20,6 @@ guards live here, once:
   carries what was read and done in ``result``; a warning goes to the ``warn`` callback (``module.warn``).
 """
 
-from __future__ import annotations
-
 import re
 import time
 

@@ -17,8 +17,6 @@
   (the quality indicators). A failure of sacct is ``job.accounting_error``: the rest of the job is still read.
 """
 
-from __future__ import annotations
-
 import calendar
 import os
 import re

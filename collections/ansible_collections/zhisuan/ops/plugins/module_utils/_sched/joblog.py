@@ -35,8 +35,6 @@ Every event is ``{kind, line (1-based), text (the line, clipped), rank, host, pe
 event kind, the most specific.
 """
 
-from __future__ import annotations
-
 import re
 
 MAX_TEXT = 400

@@ -18,8 +18,6 @@ cordoned without it was cordoned by someone else. A node read becomes the same d
 DaemonSet, not mirror (static) pods, not finished.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run, tool_failed
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none

@@ -24,8 +24,6 @@ operator)::
      reason, exit_code, last_reason, last_exit_code, last_finished}]}
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import read_saved, run
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import load_json, text_or_none, to_int

@@ -7,8 +7,6 @@
 
 """The runner of zhisuan.ops.scheduler_node: pick the backend, run common.manage, report."""
 
-from __future__ import annotations
-
 import os
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError

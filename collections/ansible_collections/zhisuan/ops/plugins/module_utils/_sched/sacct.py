@@ -29,8 +29,6 @@ the jobs that ended on it in each state; ``interruptions(jobs)`` the job-level i
 run time, recovery time).
 """
 
-from __future__ import annotations
-
 import json
 import re
 

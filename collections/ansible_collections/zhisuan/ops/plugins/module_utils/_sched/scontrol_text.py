@@ -15,8 +15,6 @@ line, when there is one, comes last. The ``-o`` form (one record a line) passes 
 both. ``records(text)`` returns ``[(first line number, one-line record)]``.
 """
 
-from __future__ import annotations
-
 import re
 
 _START = re.compile(r"^(?:NodeName|JobId|PartitionName|ReservationName)=\S")

@@ -18,8 +18,6 @@ flag, jobs still running: MIXED/ALLOCATED/COMPLETING + DRAIN), else the base sta
 (NOT_RESPONDING; a node reads ``idle*`` for about a second after a resume).
 """
 
-from __future__ import annotations
-
 import re
 import time
 

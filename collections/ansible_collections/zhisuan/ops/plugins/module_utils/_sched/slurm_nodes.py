@@ -12,8 +12,6 @@ GPU count of ``Gres=``), ``scontrol -o show partition``, ``scontrol -o show job`
 ``gres_gpus("gpu:8")`` = 8, ``gres_gpus("gpu:a100:4(S:0-1),gpu:h100:4")`` = 8 (every ``gpu`` entry, typed or not).
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError, ToolFailed

@@ -8,8 +8,6 @@
 """fio_run's work: job specs → one fio command line (jobs one after another, ``stonewall``), one run through the
 seam with a timeout longer than the jobs' runtimes, the JSON output parsed into ``storage`` facts."""
 
-from __future__ import annotations
-
 import os
 import re
 

@@ -13,8 +13,6 @@ The drives are the ``devices`` given, else the NVMe controllers the kernel lists
 smartctl missing or hanging fails the family (its error check).
 """
 
-from __future__ import annotations
-
 import os
 import re
 

@@ -20,8 +20,6 @@ on stdout BEFORE the JSON document, and exits with rc 1; the job's ``error`` fie
 (``fio: /nonexistent is not a directory``) come with no JSON at all.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError

@@ -21,8 +21,6 @@ drive reports failing, attributes at or past their thresholds, errors in the err
 bit 3 set is a reading, not a tool failure.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import finite, load_json, text_or_none
 

@@ -7,8 +7,6 @@
 
 """Vendor adapters, one class per BMC family behind the interface of ``generic.GenericAdapter``."""
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.dell import DellAdapter
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.hpe import HpeAdapter

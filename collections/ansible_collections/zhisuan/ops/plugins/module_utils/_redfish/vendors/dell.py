@@ -21,8 +21,6 @@ or documented in NVIDIA/libredfish (MIT) ``src/dell.rs``:
   classified by the FQDD in their Id (``iDRAC.Embedded.1-1``, ``Diagnostics.Embedded.1:LC.Embedded.1``).
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import classify_firmware, resource_id
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter, any_word, under, vendor_words
 

@@ -19,8 +19,6 @@ the hooks and never asks which vendor it talks to. Hooks:
 - firmware and values: ``keep_firmware``, ``classify_firmware``, ``version``, ``system_facts``.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError

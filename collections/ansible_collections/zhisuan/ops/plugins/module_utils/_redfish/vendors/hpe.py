@@ -21,8 +21,6 @@ iLO 5 trees of Cray-HPE/csm-redfish-interface-emulator (mockup ``XL675d_A100``):
   resource also names in ``@Redfish.Settings``: the generic rule finds it.
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import discovery
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import health, link, odata_id, resource_id, state, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter, any_word, under, vendor_words

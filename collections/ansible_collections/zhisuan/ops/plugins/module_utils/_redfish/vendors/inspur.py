@@ -14,8 +14,6 @@ bb-Ricardo/check_redfish issue #72 (https://github.com/bb-Ricardo/check_redfish/
 - The same system links its storage as ``Systems/1/Storages``; links are followed as given, so no hook is needed.
 """
 
-from __future__ import annotations
-
 import re
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter, any_word, vendor_words

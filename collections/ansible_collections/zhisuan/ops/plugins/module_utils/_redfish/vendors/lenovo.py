@@ -14,8 +14,6 @@ not replayed in the tests; its hooks follow Lenovo's documentation and NVIDIA/li
   log ``Systems/1/LogServices/AuditLog`` is the BMC's event log (libredfish ``get_bmc_event_log``).
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter, any_word, under, vendor_words
 
 

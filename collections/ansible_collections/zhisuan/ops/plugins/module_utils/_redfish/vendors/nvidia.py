@@ -24,8 +24,6 @@ client, NVIDIA/libredfish (MIT), ``src/nvidia_gbx00.rs`` and ``src/nvidia_viking
   H100 user guide, "Redfish API support", shows ``If-Match: *``).
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import BMCError
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import recordable
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import link, resource_id

@@ -14,8 +14,6 @@ replayed in the tests; its hooks follow NVIDIA/libredfish (MIT) ``src/supermicro
   pending changes").
 """
 
-from __future__ import annotations
-
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.transform import odata_id
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.vendors.generic import GenericAdapter, any_word, under, vendor_words
 
