@@ -12,7 +12,7 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._job_wait import ProgressBoard, progress_line
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._job_wait import ProgressBoard, progress_line, verdict
 
 display = Display()
 
@@ -57,13 +57,11 @@ class ActionModule(ActionBase):
             while True:
                 status = self._status(args["jid"], "status", task_vars)
                 waited = time.monotonic() - started
-                if status.get("finished") or status.get("failed") and not status.get("started"):
+                end = verdict(status, args["what"], host, args["jid"], waited, args["timeout"])
+                if end is not None and end[0] == "done":
                     break
-                if waited >= args["timeout"]:
-                    result.update(failed=True, error_kind="timed_out", tool="job_wait", ansible_job_id=args["jid"],
-                                  waited_s=round(waited, 1),
-                                  msg="%s on %s did not finish within %s s (async job %s)"
-                                      % (args["what"], host, args["timeout"], args["jid"]))
+                if end is not None:
+                    result.update(end[1])
                     return result
                 if board.due(args["progress_s"]):
                     display.display(progress_line(args["what"], board.waiting(), waited))

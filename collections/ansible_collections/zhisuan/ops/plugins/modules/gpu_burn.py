@@ -285,6 +285,11 @@ watch:
     write_error:
       description: Why the samples could not be written to O(samples_path); V(null) when they were.
       type: str
+    thinned:
+      description:
+        - How many samples were dropped from RV(watch.samples) to keep it at most 2000 long (every second one, the
+          first and the newest kept); O(samples_path) keeps them all.
+      type: int
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module

@@ -37,6 +37,30 @@ def progress_line(what, hosts, waited):
         what, len(hosts), "" if len(hosts) == 1 else "s", shown or "none", _fmt_duration(waited))
 
 
+def verdict(status, what, host, jid, waited, timeout):
+    """One poll of ``async_status`` -> ``None`` (wait on), or the end: ``("done", {})`` when the job finished (its own
+    result says whether it failed), ``("vanished", fields)`` when the node no longer has the job (its job file gone:
+    the node rebooted or the async directory was cleaned), ``("timed_out", fields)`` past ``timeout`` seconds;
+    ``fields`` are what the task returns with a failure."""
+    status = status or {}
+    msg = str(status.get("msg") or "")
+    if status.get("failed") and ("could not find job" in msg.lower() or not status.get("started")):
+        return "vanished", {
+            "failed": True, "error_kind": "vanished", "tool": "job_wait", "ansible_job_id": jid,
+            "waited_s": round(waited, 1),
+            "msg": "%s on %s: the node no longer has async job %s (%s) after %s; the node may have rebooted or "
+                   "its async directory been cleaned, so the job's result is lost" % (
+                       what, host, jid, msg or "no job file", _fmt_duration(waited))}
+    if status.get("finished"):
+        return "done", {}
+    if waited >= timeout:
+        return "timed_out", {
+            "failed": True, "error_kind": "timed_out", "tool": "job_wait", "ansible_job_id": jid,
+            "waited_s": round(waited, 1),
+            "msg": "%s on %s did not finish within %s s (async job %s)" % (what, host, timeout, jid)}
+    return None
+
+
 class ProgressBoard(object):
     """The shared directory of one waiting task (``path``) and this worker's host in it."""
 

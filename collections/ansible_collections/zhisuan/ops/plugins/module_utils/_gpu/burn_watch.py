@@ -27,6 +27,11 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ToolTim
 
 # The parts of one GPU's facts the stability rules (_judge/_stability.py) read; the rest is left out of the samples
 # so an hours-long burn sampled every 30 s stays a small result.
+# At most this many samples are kept in memory (and so in the result): past it every second one is dropped, the
+# first and the newest kept, so an hours-long burn still has samples spread over all of it (the samples_path file
+# keeps them all).
+MAX_SAMPLES = 2000
+
 GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "ecc", "remapped_rows", "retired_pages", "temperature",
             "throttle", "clocks")
 
@@ -52,7 +57,7 @@ class Sampler(object):
     ``clock`` gives epoch seconds; ``path`` (optional) receives each sample as a JSON line.
     """
 
-    def __init__(self, read, interval, path=None, clock=time.time, tool="nvidia-smi"):
+    def __init__(self, read, interval, path=None, clock=time.time, tool="nvidia-smi", max_samples=MAX_SAMPLES):
         if interval <= 0:
             raise ValueError("the sampling interval must be a positive number of seconds, got %s" % interval)
         self.read = read
@@ -61,6 +66,8 @@ class Sampler(object):
         self.clock = clock
         self.tool = tool
         self.samples = []
+        self.max_samples = max(int(max_samples), 2)
+        self.thinned = 0
         self.stopped = None
         self.started = None
         self.ended = None
@@ -100,11 +107,21 @@ class Sampler(object):
             self._keep({"t": round(taken, 3), "at": iso(taken), "error": exc.message,
                         "error_kind": exc.kind})
             return True
+        except Exception as exc:  # pylint: disable=broad-except
+            # a bug in reading must not end the watch silently: it is kept as a failed sample and sampling goes on
+            self._keep({"t": round(taken, 3), "at": iso(taken), "error": "%s: %s" % (self.tool, exc),
+                        "error_kind": "failed"})
+            return True
         self._keep({"t": round(taken, 3), "at": iso(taken), "gpu": slim_gpu_facts(facts)})
         return True
 
     def _keep(self, sample):
         self.samples.append(sample)
+        if len(self.samples) > self.max_samples:
+            newest = self.samples[-1]
+            kept = self.samples[:-1:2]
+            self.thinned += len(self.samples) - len(kept) - 1
+            self.samples = kept + [newest]
         if not self.path:
             return
         try:
@@ -126,6 +143,7 @@ class Sampler(object):
             "stopped": self.stopped,
             "samples_path": self.path,
             "write_error": self.write_error,
+            "thinned": self.thinned,
         }
 
 
