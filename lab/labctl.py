@@ -510,7 +510,7 @@ def scheduler_host_vars(lab, hv):
 # ----------------------------------------------------------------------------------------------- files
 
 def node_state(node):
-    return {
+    state = {
         "schema": 1,
         "started": node.get("started"),
         "node": node["name"],
@@ -520,6 +520,10 @@ def node_state(node):
         "gpus": node["gpus"],
         "faults": node["faults"],
     }
+    if node.get("burn_realtime"):
+        # gpu_burn takes as long as it is asked to (labctl up --burn-realtime), for tests of the watch around it
+        state["burn_realtime"] = True
+    return state
 
 
 def _write_atomic(path, text, mode=0o644):
@@ -693,6 +697,8 @@ def cmd_up(args):
     for node in scenario["nodes"]:
         # when the lab came up: the simulated kernel logs print the same times on every call
         node["started"] = started
+        if getattr(args, "burn_realtime", False):
+            node["burn_realtime"] = True
     run_dir = Path(args.dir).resolve()
     inv = Path(args.inventory).resolve()
     _check_inventory_path(inv)
@@ -835,6 +841,8 @@ def build_parser():
     up.add_argument("--dir", default=str(DEFAULT_RUN_DIR), help="lab run dir (default: %(default)s)")
     up.add_argument("--inventory", default=str(DEFAULT_INVENTORY), help="inventory to write (default: %(default)s)")
     up.add_argument("--nodes", type=int, help="number of nodes; beyond the scenario's list, healthy copies")
+    up.add_argument("--burn-realtime", action="store_true",
+                    help="gpu_burn runs for the seconds it is given before it prints (default: at once)")
     up.set_defaults(func=cmd_up)
 
     st = sub.add_parser("status", help="print nodes and faults")

@@ -23,6 +23,7 @@ Standard library only: the wrapper runs this file with ``python -I -S``.
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv, unsupported  # noqa: E402
@@ -166,7 +167,15 @@ def main(argv=None):
     parsed = parse_args(args)
     if parsed is None:
         return unsupported("gpu_burn", args, "only [-d] [-tc] SECONDS")
-    return run_sim("gpu_burn", state_path, lambda state: render(state, doubles=parsed[0], tensor_cores=parsed[1]))
+    return run_sim("gpu_burn", state_path, lambda state: _burn(state, parsed))
+
+
+def _burn(state, parsed):
+    """The capture, at once; after the requested seconds on a lab started with ``--burn-realtime``."""
+    output = render(state, doubles=parsed[0], tensor_cores=parsed[1])
+    if state.get("burn_realtime"):
+        time.sleep(parsed[2])
+    return output
 
 
 if __name__ == "__main__":

@@ -21,18 +21,20 @@ def _environment():
     os.environ["ANSIBLE_CONFIG"] = os.path.join(REPO, "ansible.cfg")
 
 
-def start_lab(tmp_path, scenario, nodes=None):
+def start_lab(tmp_path, scenario, nodes=None, burn_realtime=False):
     lab_dir = tmp_path / "lab"
     inventory = tmp_path / "hosts.yml"
     argv = [sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up", "--scenario",
             os.path.join(REPO, "lab", "scenarios", scenario), "--dir", str(lab_dir), "--inventory", str(inventory)]
     if nodes:
         argv += ["--nodes", str(nodes)]
+    if burn_realtime:
+        argv.append("--burn-realtime")
     subprocess.run(argv, check=True, capture_output=True, timeout=60)
     return str(inventory)
 
 
-def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit=None):
+def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit=None, forks=None):
     """Run a playbook with ansible-runner; return (runner, results document or None)."""
     import ansible_runner
 
@@ -47,6 +49,7 @@ def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit
         extravars=extra,
         tags=tags,
         limit=limit,
+        forks=forks,
         quiet=True,
         envvars={"ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"), "PATH": os.environ["PATH"]},
         timeout=600,

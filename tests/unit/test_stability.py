@@ -223,3 +223,32 @@ def test_trace_skips_unread_samples_and_missing_values(a100_node):
         {"t": 0, "temp_max_c": 27, "sm_clock_min_mhz": 1275}, {"t": 1, "temp_max_c": 27, "sm_clock_min_mhz": 600},
         {"t": 2, "temp_max_c": None, "sm_clock_min_mhz": None}]
     assert stability.stability_trace(None, [], None) == []
+
+
+def test_watch_record_keeps_sample_times_failures_and_coverage(a100_node):
+    watch = {"sample_s": 30, "started": 1000.0, "started_at": "2026-12-03T17:40:01.250Z", "ended": 1100.0,
+             "ended_at": "2026-12-03T17:41:41.250Z", "stopped": None,
+             "samples": [{"t": 1030.0, "at": "A", "gpu": {"gpus": []}},
+                         {"t": 1060.0, "at": "B", "error": "nvidia-smi: exited with rc 9", "error_kind": "failed"},
+                         {"t": 1090.0, "at": "C", "gpu": {"gpus": []}}]}
+    record = stability.watch_record(watch)
+    assert record["sample_times"] == ["A", "C"]
+    assert record["failed_samples"] == [{"at": "B", "error": "nvidia-smi: exited with rc 9"}]
+    # gaps: start->A 30, A->C 60 (the failed sample is no coverage), C->end 10
+    assert record["coverage"] == {"samples": 2, "first_s": 30.0, "last_s": 90.0, "max_gap_s": 60.0}
+    summary = stability.summarize_stability(a100_node, [a100_node], a100_node, watch=watch)
+    assert summary["watch"] == record and summary["samples"] == 2
+    assert "watch" not in stability.summarize_stability(a100_node, [a100_node], a100_node)
+    assert stability.watch_record(None) is None
+
+
+def test_after_error_names_why_nvidia_smi_was_not_called(a100_node):
+    why = "nvidia-smi was not called after the burn: nvidia-smi timed out at sample 3; it is not called again"
+    checks = stability.judge_stability("n", a100_node, [a100_node], None, after_error=why)
+    count = [check for check in checks if check["id"] == "burn.stability.gpu_count"][0]
+    assert count["status"] == "error"
+    assert count["message"] == ("No GPU facts could be read after the burn (%s), so the GPUs' state after it is "
+                                "unknown" % why)
+    plain = stability.judge_stability("n", a100_node, [a100_node], None)
+    assert "(nvidia-smi failed or timed out?)" in [c for c in plain if c["id"] == "burn.stability.gpu_count"][0][
+        "message"]

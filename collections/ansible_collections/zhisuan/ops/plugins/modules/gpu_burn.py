@@ -73,6 +73,33 @@ options:
       - Defaults to O(duration) + 120 s (CUDA start-up on every GPU and the 30 s gpu-burn waits for its workers
         to stop).
     type: int
+  sample_s:
+    description:
+      - The stability watch. With a positive value the module samples the GPUs with C(nvidia-smi -q -x) every
+        O(sample_s) seconds for as long as the burn runs, on the node, and returns the samples in RV(watch). It runs
+        under C(async) like the burn, so every node is sampled throughout its own burn whatever the controller's
+        C(forks) is.
+      - A sample that times out ends the watch; nvidia-smi is not called again by this module and RV(watch.stopped)
+        says why.
+      - V(0) (the default) takes no sample.
+    type: int
+    default: 0
+  nvidia_smi_path:
+    description:
+      - The C(nvidia-smi) program the watch runs, a name looked up in PATH or an absolute path.
+    type: str
+    default: nvidia-smi
+  sample_timeout:
+    description:
+      - Seconds one C(nvidia-smi -q -x) of the watch may take; past it its process group is killed and the watch
+        ends.
+    type: int
+    default: 60
+  samples_path:
+    description:
+      - A file on the node to which each sample is appended as it is taken, one JSON object a line (the same
+        objects as RV(watch.samples)), so that a burn cut off still leaves its samples behind.
+    type: path
 notes:
   - Programs run with C(LANG=C) and C(LC_ALL=C), without a shell.
   - On failure the task returns C(error_kind) (C(not_found), C(timed_out), C(failed) or C(unparsable)), C(tool) and
@@ -220,6 +247,49 @@ burn:
         memory_used_mb:
           description: Memory the worker used, from its start-up line; V(null) when not printed.
           type: int
+watch:
+  description:
+    - The stability watch of O(sample_s), also returned with a failure of the burn (the samples taken until then).
+  returned: when O(sample_s) is positive
+  type: dict
+  contains:
+    sample_s:
+      description: Seconds between samples.
+      type: int
+    started:
+      description: When the watch (and the burn) started, seconds since the epoch.
+      type: float
+    started_at:
+      description: The same as ISO 8601 UTC.
+      type: str
+      sample: "2026-12-03T17:40:01.250Z"
+    ended:
+      description: When the burn ended and the watch with it, seconds since the epoch.
+      type: float
+    ended_at:
+      description: The same as ISO 8601 UTC.
+      type: str
+    samples:
+      description:
+        - One record per sample in order, C(t) (seconds since the epoch) and C(at) (ISO 8601 UTC), and either C(gpu)
+          (the gpu facts of C(zhisuan.ops.gpu_info) cut down to index, name, uuid, pci_bus_id, ecc, remapped_rows,
+          retired_pages, temperature, throttle and clocks) or C(error) and C(error_kind).
+      type: list
+      elements: dict
+    stopped:
+      description: Why the watch ended before the burn (nvidia-smi timed out); V(null) when it ran to the end.
+      type: str
+    samples_path:
+      description: The file the samples were appended to (O(samples_path)); V(null) when none.
+      type: str
+    write_error:
+      description: Why the samples could not be written to O(samples_path); V(null) when they were.
+      type: str
+    thinned:
+      description:
+        - How many samples were dropped from RV(watch.samples) to keep it at most 2000 long (every second one, the
+          first and the newest kept); O(samples_path) keeps them all.
+      type: int
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module
@@ -234,6 +304,10 @@ def main():
         tensor_cores=dict(type="bool", default=False),
         workdir=dict(type="path"),
         timeout=dict(type="int"),
+        sample_s=dict(type="int", default=0),
+        nvidia_smi_path=dict(type="str", default="nvidia-smi"),
+        sample_timeout=dict(type="int", default=60),
+        samples_path=dict(type="path"),
     )
     run_module(argument_spec, collect_burn, supports_check_mode=False)
 

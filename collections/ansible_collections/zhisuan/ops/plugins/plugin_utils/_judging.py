@@ -115,13 +115,14 @@ def _burn_rules(host, facts, ctx):
 def _stability_rules(host, facts, ctx):
     return None, stability_rules.judge_stability(
         host, facts.get("before"), facts.get("during") or [], facts.get("after"),
-        xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"), thresholds=ctx.thresholds)
+        xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"), thresholds=ctx.thresholds,
+        after_error=facts.get("after_error"))
 
 
 def _stability_summary(facts, profile, ctx=None):
     return stability_rules.summarize_stability(
         facts.get("before"), facts.get("during") or [], facts.get("after"),
-        xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"))
+        xid_before=facts.get("xid_before"), xid_after=facts.get("xid_after"), watch=facts.get("watch"))
 
 
 def _xid_rules(host, facts, ctx):

@@ -11,7 +11,8 @@ import os
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ToolNotFound, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import gpu_burn
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import burn_watch, gpu_burn
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.collect import collect_facts
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, first_line, resolve, run, tool_failed
 
 # Seconds added to the burn duration for the default timeout: CUDA start-up and memory allocation on every GPU,
@@ -76,11 +77,40 @@ def run_burn(program, duration, doubles=False, tensor_cores=False, timeout=None,
     return facts
 
 
+def watch_reader(nvidia_smi_path, timeout, warn=None):
+    """What the sampler calls: one ``nvidia-smi -q -x`` (no NVLink call) -> ``gpu`` facts."""
+    def read():
+        return collect_facts(nvidia_smi_path, timeout, with_links=False, warn=warn)
+    return read
+
+
 def collect_burn(module):
     params = module.params
     if params["duration"] <= 0:
         raise OptionError("duration", "duration must be a positive number of seconds, got %s" % params["duration"])
-    facts = run_burn(params["gpu_burn_path"], params["duration"], doubles=params["doubles"],
-                     tensor_cores=params["tensor_cores"], timeout=params["timeout"], workdir=params["workdir"],
-                     warn=module.warn)
-    return {"burn": facts}
+    sample_s = params.get("sample_s") or 0
+    if sample_s < 0:
+        raise OptionError("sample_s", "sample_s must be 0 (no watch) or a number of seconds, got %s" % sample_s)
+    if params.get("sample_timeout") is not None and params["sample_timeout"] <= 0:
+        raise OptionError("sample_timeout", "sample_timeout must be a positive number of seconds, got %s"
+                          % params["sample_timeout"])
+    sampler = None
+    if sample_s:
+        sampler = burn_watch.Sampler(watch_reader(params["nvidia_smi_path"], params["sample_timeout"] or 60),
+                                     sample_s, path=params.get("samples_path"))
+        sampler.start()
+    try:
+        facts = run_burn(params["gpu_burn_path"], params["duration"], doubles=params["doubles"],
+                         tensor_cores=params["tensor_cores"], timeout=params["timeout"], workdir=params["workdir"],
+                         warn=module.warn)
+    except ZhisuanError as exc:
+        if sampler is not None:
+            # the samples taken until the burn failed or timed out are kept with the failure
+            sampler.stop(wait=(params["sample_timeout"] or 60) + 5)
+            exc.result = dict(exc.result or {}, watch=sampler.facts())
+        raise
+    result = {"burn": facts}
+    if sampler is not None:
+        sampler.stop(wait=(params["sample_timeout"] or 60) + 5)
+        result["watch"] = sampler.facts()
+    return result

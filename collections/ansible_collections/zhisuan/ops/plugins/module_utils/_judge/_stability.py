@@ -27,6 +27,7 @@ index). Checks: ``burn.stability.gpu_count`` (host), per GPU (the GPUs of the ``
 
 from __future__ import annotations
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import burn_watch
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import THROTTLE_RULES, gpu_component
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
@@ -240,7 +241,7 @@ class _Watch(object):
                              % (self.label, fmt(sm), fmt(pct), fmt(top)), evidence=evidence)
 
 
-def _check_gpu_count(host, before, samples, after):
+def _check_gpu_count(host, before, samples, after, after_error=None):
     base = _by_key(before)
     lost = {}
     for number, sample in enumerate(samples, 1):
@@ -261,9 +262,10 @@ def _check_gpu_count(host, before, samples, after):
                                   % (plural(len(lost), "GPU"), names),
                           remedy="power_cycle", evidence=evidence)
     if after is None:
+        why = after_error or "nvidia-smi failed or timed out?"
         return make_check("burn.stability.gpu_count", host, "error", component="GPUs", expected="== %d" % len(base),
-                          message="No GPU facts could be read after the burn (nvidia-smi failed or timed out?), so "
-                                  "the GPUs' state after it is unknown",
+                          message="No GPU facts could be read after the burn (%s), so the GPUs' state after it is "
+                                  "unknown" % why,
                           remedy="investigate", evidence=evidence)
     return make_check("burn.stability.gpu_count", host, "pass", component="GPUs", observed=len(base),
                       expected="== %d" % len(base),
@@ -316,20 +318,22 @@ def _check_xid(host, before, xid_before, xid_after):
                           for event in new[:10])))
 
 
-def judge_stability(host, before, during, after, xid_before=None, xid_after=None, thresholds=None):
+def judge_stability(host, before, during, after, xid_before=None, xid_after=None, thresholds=None, after_error=None):
     """The stability checks (see ``_judge_stability``); samples of an unexpected shape give one ``error`` check."""
     return guarded(
         "burn.stability.readable", host, "GPUs", "stability watch", _judge_stability, host, clean_facts(before),
         clean_facts(during), clean_facts(after), xid_before=clean_facts(xid_before), xid_after=clean_facts(xid_after),
-        thresholds=thresholds)
+        thresholds=thresholds, after_error=after_error if isinstance(after_error, str) else None)
 
 
-def _judge_stability(host, before, during, after, xid_before=None, xid_after=None, thresholds=None):
+def _judge_stability(host, before, during, after, xid_before=None, xid_after=None, thresholds=None,
+                     after_error=None):
     """Checks on what changed between ``before`` and the ``during`` / ``after`` samples (each a ``gpu`` facts dict).
 
     ``during`` is a list (possibly empty); ``after`` may be ``None`` when it could not be read. ``xid_before`` /
     ``xid_after`` are lists of XID event dicts ``{code, pci_bus_id, time}`` read before and after the burn (``None``:
-    not read).
+    not read). ``after_error`` says why there is no ``after`` sample (e.g. nvidia-smi timed out and was not called
+    again).
     """
     limits = _thresholds(thresholds)
     if not _gpus(before):
@@ -338,7 +342,7 @@ def _judge_stability(host, before, during, after, xid_before=None, xid_after=Non
                            remedy="investigate", evidence="before: %s" % fmt(before))]
     during = [sample for sample in during or [] if isinstance(sample, dict)]
     samples = during + ([after] if isinstance(after, dict) else [])
-    checks = [_check_gpu_count(host, before, samples, after if isinstance(after, dict) else None)]
+    checks = [_check_gpu_count(host, before, samples, after if isinstance(after, dict) else None, after_error)]
     during_maps = [_by_key(sample) for sample in during]
     after_map = _by_key(after)
     for gpu in _gpus(before):
@@ -353,9 +357,28 @@ def _judge_stability(host, before, during, after, xid_before=None, xid_after=Non
     return checks
 
 
-def summarize_stability(before, during, after, xid_before=None, xid_after=None):
-    """The host's stability-watch report facts: samples taken, GPUs lost, peak temperature, new XID codes and the
-    per-sample ``trace`` (stability_trace)."""
+def watch_record(watch):
+    """What the run record keeps of the node-side watch (gpu_burn's ``watch``, _gpu/burn_watch.py): when the burn
+    started and ended, the interval, the time of every sample (ISO 8601 UTC), the samples that failed, why the watch
+    stopped early, and how the samples cover the burn (``coverage``). None without a watch."""
+    if not isinstance(watch, dict):
+        return None
+    samples = [sample for sample in watch.get("samples") or [] if isinstance(sample, dict)]
+    return {
+        "sample_s": watch.get("sample_s"),
+        "started_at": watch.get("started_at"),
+        "ended_at": watch.get("ended_at"),
+        "sample_times": [sample.get("at") for sample in samples if "gpu" in sample],
+        "failed_samples": [{"at": sample.get("at"), "error": sample.get("error")}
+                           for sample in samples if "gpu" not in sample],
+        "stopped": watch.get("stopped"),
+        "coverage": burn_watch.coverage(watch),
+    }
+
+
+def summarize_stability(before, during, after, xid_before=None, xid_after=None, watch=None):
+    """The host's stability-watch report facts: samples taken, GPUs lost, peak temperature, new XID codes, the
+    per-sample ``trace`` (stability_trace) and, with the node-side ``watch``, its ``watch_record``."""
     during = [sample for sample in during or [] if isinstance(sample, dict)]
     samples = during + ([after] if isinstance(after, dict) else [])
     base = _by_key(before)
@@ -363,7 +386,7 @@ def summarize_stability(before, during, after, xid_before=None, xid_after=None):
     temps = [(gpu.get("temperature") or {}).get("gpu_c") for sample in samples for gpu in _gpus(sample)]
     temps = [temp for temp in temps if temp is not None]
     new = new_xid_events(xid_before, xid_after) if xid_after is not None else []
-    return {
+    summary = {
         "samples": len(samples),
         "gpus_before": len(base),
         "gpus_lost": [_where(base[key]) for key in lost],
@@ -371,6 +394,10 @@ def summarize_stability(before, during, after, xid_before=None, xid_after=None):
         "new_xid_codes": _codes(new),
         "trace": stability_trace(before, during, after),
     }
+    record = watch_record(watch)
+    if record is not None:
+        summary["watch"] = record
+    return summary
 
 
 def _sample_point(number, sample):
