@@ -18,6 +18,7 @@ from ansible.plugins.callback import CallbackBase
 from ansible.release import __version__ as ansible_version
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_record import (
+    PLAN_ACTIONS,
     REPORT_ACTIONS,
     RESULTS_ACTIONS,
     RunRecorder,
@@ -74,6 +75,8 @@ class CallbackModule(CallbackBase):
             self._recorder.observe_written(result._result["path"])
         elif action in REPORT_ACTIONS:
             self._recorder.observe_reported()
+        elif action in PLAN_ACTIONS:
+            self._recorder.observe_leases(result._result.get("leases"))
 
     def v2_playbook_on_stats(self, stats):
         self._recorder.finish("the run ended before its record was written (every node failed, was unreachable "
@@ -82,3 +85,4 @@ class CallbackModule(CallbackBase):
     def _at_exit(self):
         if self._recorder.pending or (self._recorder.written and not self._recorder.reported):
             self._recorder.finish(self._interrupted or "the run stopped before its record was written")
+        self._recorder.release_leases(self._interrupted or "the run ended")

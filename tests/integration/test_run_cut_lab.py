@@ -211,6 +211,7 @@ def cut_remediation(tmp_path_factory):
         try:
             wait_for(lambda: log.exists() and any(r["outcome"] == "acted" for r in remediation_history.read(
                 str(log), raw=True)), 300, "the reset in the history")
+            leases_at_cut = sorted(os.listdir(history_dir / "leases"))
             proc.send_signal(signal.SIGTERM)
             rc = proc.wait(timeout=120)
         finally:
@@ -220,7 +221,9 @@ def cut_remediation(tmp_path_factory):
         path = out_root / "cut-remediate" / "results.json"
         cut_run = {"rc": rc, "log": out.read_text(errors="replace"),
                    "document": json.loads(path.read_text()) if path.exists() else None,
-                   "node": lab.nodes()["node03"], "history": remediation_history.read(str(log), raw=True)}
+                   "node": lab.nodes()["node03"], "history": remediation_history.read(str(log), raw=True),
+                   "leases_at_cut": leases_at_cut,
+                   "leases": sorted(name for name in os.listdir(history_dir / "leases") if not name.startswith("."))}
         extra = {"zhisuan_history_dir": str(history_dir), "results_out_root": str(out_root),
                  "zhisuan_run_id": "after-cut", "zhisuan_families": ["gpu", "xid"]}
         proc, out = start_playbook(tmp_path, "inspect.yml", lab.inventory, extra, name="inspect")
@@ -246,6 +249,15 @@ def test_the_cut_remediation_writes_its_partial_record_and_keeps_its_reset(cut_r
         ("cut-remediate", "node03", "reset_gpu", "acted")]
     # and the node is left drained with our mark: stranded
     assert cut_run["node"][0] == "drained" and cut_run["node"][1].startswith("zhisuan:")
+
+
+def test_the_cut_remediation_releases_its_node_leases(cut_remediation):
+    # the run held node03's lease when the signal came; stopped, it holds none (another controller's next run, an
+    # AWX job in its own container, would otherwise be kept off the node for a day)
+    cut_run, dummy = cut_remediation
+    assert "node03.json" in cut_run["leases_at_cut"]
+    assert cut_run["leases"] == []
+    assert "released the node leases of run cut-remediate: node03" in cut_run["log"]
 
 
 def test_the_next_inspection_reports_the_node_the_cut_run_stranded(cut_remediation):

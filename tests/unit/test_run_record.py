@@ -151,3 +151,36 @@ def test_a_failed_loop_names_its_failed_item_and_long_output_is_cut():
     assert len(long["message"]) < 1500 and len(long["evidence"]) < 2600
     assert long["id"] == "run.task.failed" and long["message"].startswith("Task 'unnamed' (unknown module)")
     assert failed_task_check("n1", "t", "m", {}, family="Odd-Family!")["id"] == "odd_family_.task.failed"
+
+
+def test_the_leases_a_run_claimed_are_released_when_it_stops_and_no_other_runs(tmp_path):
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _lease
+
+    history = str(tmp_path / "history")
+    os.makedirs(history)
+    assert _lease.claim(history, ["node03", "node04"], "cut-run", os.getpid())[0] == ["node03", "node04"]
+    assert _lease.claim(history, ["node05"], "other-run", os.getpid())[0] == ["node05"]
+    warned = []
+    recorder = RunRecorder(write_report=None, warn=warned.append)
+    # what zhisuan.ops.remediation_plan returns as its result's leases (twice: the plan may be made again)
+    for dummy in range(2):
+        recorder.observe_leases({"history_dir": history, "run_id": "cut-run", "nodes": ["node03", "node04"]})
+    recorder.observe_leases(None)
+    assert recorder.release_leases("the run was stopped (SIGTERM)") == ["node03", "node04"]
+    assert sorted(_lease.live(history)) == ["node05"]  # another run's lease is left alone
+    assert warned == ["zhisuan.ops: the run was stopped (SIGTERM); released the node leases of run cut-run: node03, "
+                      "node04"]
+    # released once: a second call (the run's end after the record play released them) says nothing
+    assert recorder.release_leases("the run ended") == [] and len(warned) == 1
+
+
+def test_leases_that_cannot_be_released_are_named_and_the_run_still_ends(tmp_path):
+    blocked = tmp_path / "history"
+    blocked.mkdir()
+    (blocked / "leases").mkdir()
+    (blocked / "leases" / ".lock").mkdir()  # the lock file cannot be opened
+    warned = []
+    recorder = RunRecorder(write_report=None, warn=warned.append)
+    recorder.observe_leases({"history_dir": str(blocked), "run_id": "cut-run", "nodes": ["node03"]})
+    assert recorder.release_leases("the run was stopped (SIGTERM)") == []
+    assert len(warned) == 1 and "the node leases of run cut-run in %s could not be released" % blocked in warned[0]

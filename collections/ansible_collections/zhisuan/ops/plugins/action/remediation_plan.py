@@ -107,8 +107,12 @@ class ActionModule(ActionBase):
                              approved=args["approved"], batch_size=args["batch_size"], only=args["only"],
                              history=records, shared=shared, leased=leased)
 
+        leases = None
         if args["lease_run_id"] and args["history_dir"] and not self._task.check_mode:
             plan = self._leased_plan(planned, planned(), args["history_dir"], args["lease_run_id"])
+            # for the run's record callback, which releases them when the run stops before its record play
+            leases = {"history_dir": os.path.abspath(args["history_dir"]), "run_id": args["lease_run_id"],
+                      "nodes": list(plan["order"])}
         elif args["history_dir"]:
             # no leases of its own (an inspection, check mode): a node a running remediation holds is not stranded
             plan = planned(dict((name, lease) for name, lease in _lease.live(args["history_dir"]).items()
@@ -116,7 +120,7 @@ class ActionModule(ActionBase):
         else:
             plan = planned()
         result.update(changed=False, plan=plan, order=plan["order"], checks=fleet_checks + plan["checks"],
-                      source=source, policy=policy, policy_file=os.path.abspath(policy_file))
+                      source=source, policy=policy, policy_file=os.path.abspath(policy_file), leases=leases)
         return result
 
     @staticmethod

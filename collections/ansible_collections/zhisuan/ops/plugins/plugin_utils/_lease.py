@@ -15,7 +15,9 @@ once see each other. A lease of another run is respected while that run may stil
 on this controller, or it was taken on another controller (an AWX job in its own container) less than
 ``MAX_AGE_H`` hours ago. A lease whose process is gone (the run was cut off: SIGKILL, a lost controller) is stale
 and taken over; so is one older than ``MAX_AGE_H`` or one that cannot be read. The run releases its leases when it
-records its nodes (the record play); a cut-off run's leases are taken over by the next run on the same controller.
+records its nodes (the record play), or, stopped before (SIGTERM, SIGHUP, Ctrl-C), when its process exits (the
+run-record callback, ``_run_record.RunRecorder.release_leases``); a killed run's leases are taken over by the next run
+on the same controller.
 """
 
 from __future__ import annotations

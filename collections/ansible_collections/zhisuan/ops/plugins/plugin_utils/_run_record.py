@@ -25,6 +25,8 @@ import os
 import signal
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._remediate.history import HistoryError
+from ansible_collections.zhisuan.ops.plugins.plugin_utils import _lease
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     NODE_RECORD_FACT,
     build_results,
@@ -50,6 +52,7 @@ _RUN_KEYS = {
 _HOST_KEYS = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable")
 RESULTS_ACTIONS = ("zhisuan.ops.results", "results")
 REPORT_ACTIONS = ("zhisuan.ops.report", "report")
+PLAN_ACTIONS = ("zhisuan.ops.remediation_plan", "remediation_plan")
 
 
 # what a scheduler sends to stop a run: AWX's cancel, a job timeout and a container stop (SIGTERM), a closed terminal or
@@ -106,6 +109,8 @@ class RunRecorder(object):
         self.ansible_version = ansible_version
         self.write_report = write_report
         self.warn = warn or (lambda message: None)
+        # (history dir, run id) of the node leases the run's remediation plan claimed (plugin_utils._lease)
+        self.leases = []
         self._reset()
 
     def _reset(self):
@@ -156,6 +161,33 @@ class RunRecorder(object):
 
     def observe_reported(self):
         self.reported = True
+
+    def observe_leases(self, leases):
+        """The ``leases`` a ``zhisuan.ops.remediation_plan`` result holds (history dir, run id, nodes), or None."""
+        if isinstance(leases, dict) and leases.get("history_dir") and leases.get("run_id"):
+            key = (str(leases["history_dir"]), str(leases["run_id"]))
+            if key not in self.leases:
+                self.leases.append(key)
+
+    def release_leases(self, reason):
+        """Release the node leases the run claimed: its process ends, so no lease of it may hold a node (a lease
+        outliving its run keeps the next run on another controller, an AWX job, off the node for MAX_AGE_H hours).
+        The record play releases them on a run that reaches it; this is for a run stopped before. Returns the nodes
+        released."""
+        released = []
+        for history_dir, run_id in self.leases:
+            try:
+                nodes = _lease.release(history_dir, run_id, timeout=10)
+            except (HistoryError, OSError) as exc:
+                self.warn("zhisuan.ops: %s; the node leases of run %s in %s could not be released: %s"
+                          % (reason, run_id, history_dir, exc))
+                continue
+            if nodes:
+                self.warn("zhisuan.ops: %s; released the node leases of run %s: %s"
+                          % (reason, run_id, ", ".join(str(node) for node in nodes)))
+            released.extend(nodes)
+        self.leases = []
+        return released
 
     def document(self, reason):
         """The partial results document: every node seen so far with the checks it kept, and one cluster ``error``
