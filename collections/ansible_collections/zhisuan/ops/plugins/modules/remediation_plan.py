@@ -213,4 +213,11 @@ policy_file:
   description: The policy file read.
   returned: always
   type: str
+leases:
+  description:
+    - The node leases this run holds once the plan is made (C(history_dir), C(run_id), C(nodes)), V(null) when it
+      claimed none (no O(lease_run_id), no O(history_dir), or check mode).
+    - The run-record callback releases them when the run stops before its record play.
+  returned: always
+  type: dict
 """
