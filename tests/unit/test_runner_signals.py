@@ -44,9 +44,11 @@ def _module(tmp_path, prologue=""):
         "import os, signal, sys",
         "sys.path.insert(0, %r)" % COLLECTIONS,
         "from ansible_collections.zhisuan.ops.plugins.module_utils._runner import run",
-        # the test's own starter may run under nohup (SIGHUP ignored, inherited): the module starts with the
-        # default disposition unless the prologue says otherwise
+        # the test's own starter may run under nohup (SIGHUP ignored, inherited) or in a shell's background job
+        # (SIGINT ignored, inherited, so Python installs no KeyboardInterrupt handler): the module starts with the
+        # default dispositions unless the prologue says otherwise
         "signal.signal(signal.SIGHUP, signal.SIG_DFL)",
+        "signal.signal(signal.SIGINT, signal.default_int_handler)",
         prologue,
         "run([%r], timeout=60)" % str(tool),
     ])
