@@ -125,17 +125,22 @@ def _check_row(code, row, buckets, tags, where):
     return out
 
 
-def _validate(data, where):
-    unknown = sorted(key for key in data if key not in TOP_KEYS)
+def _header_tags(data, where, top_keys):
+    """Check a catalog's top-level keys, its version and its sources; return ``(version, sources, source tags)``."""
+    unknown = sorted(key for key in data if key not in top_keys)
     if unknown:
-        raise CatalogError("%s: unknown top-level key(s) %s; allowed: %s" % (where, ", ".join(unknown), ", ".join(TOP_KEYS)))
+        raise CatalogError("%s: unknown top-level key(s) %s; allowed: %s" % (where, ", ".join(unknown), ", ".join(top_keys)))
     version = data.get("version")
     if version is None or not str(version).strip():
         raise CatalogError("%s has no 'version'" % where)
     sources = data.get("source")
     if not isinstance(sources, list) or not all(isinstance(item, dict) and item.get("tag") for item in sources):
         raise CatalogError("%s: 'source' must be a list of {tag, what, where}" % where)
-    tags = set(str(item["tag"]) for item in sources)
+    return version, sources, set(str(item["tag"]) for item in sources)
+
+
+def _validate(data, where):
+    version, sources, tags = _header_tags(data, where, TOP_KEYS)
     buckets = data.get("buckets")
     if not isinstance(buckets, dict) or not buckets:
         raise CatalogError("%s: 'buckets' must be a non-empty mapping" % where)
@@ -219,16 +224,7 @@ def _sxid_list(value, at):
 
 
 def _validate_sxid(data, where):
-    unknown = sorted(key for key in data if key not in SXID_TOP_KEYS)
-    if unknown:
-        raise CatalogError("%s: unknown top-level key(s) %s; allowed: %s" % (where, ", ".join(unknown), ", ".join(SXID_TOP_KEYS)))
-    version = data.get("version")
-    if version is None or not str(version).strip():
-        raise CatalogError("%s has no 'version'" % where)
-    sources = data.get("source")
-    if not isinstance(sources, list) or not all(isinstance(item, dict) and item.get("tag") for item in sources):
-        raise CatalogError("%s: 'source' must be a list of {tag, what, where}" % where)
-    tags = set(str(item["tag"]) for item in sources)
+    version, sources, tags = _header_tags(data, where, SXID_TOP_KEYS)
     classes = data.get("classes")
     if not isinstance(classes, dict) or not classes:
         raise CatalogError("%s: 'classes' must be a non-empty mapping" % where)
