@@ -94,6 +94,8 @@ def verdict_text(kind, grade, plan=False):
     if kind == "remediate" and plan:
         return PLAN_VERDICT
     return (KIND_VERDICTS.get(kind) or ACCEPTANCE_WORDS)[grade]
+
+
 # The family names are the family codes in English (as the check ids spell them); other languages name them.
 # Written here, not taken from the family table, because Babel's extraction finds only literal N_() calls and skips
 # the _family folder; tests/unit/test_family_table.py holds them to the table's labels.

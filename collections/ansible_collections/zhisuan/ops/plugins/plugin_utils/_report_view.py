@@ -309,8 +309,9 @@ def _repair_plan(run, results, hosts):
     data = (results.get("cluster") or {}).get("remediation") or {}
     if run.get("kind") != "remediate" or data.get("check_mode") not in (True, "True", "true"):
         return None
-    planned = sum(1 for host in hosts if any(check["id"] == "remediate.plan.status" and check["observed"] not in
-                                                 ("nothing to do", None) for check in host["checks"]))
+    planned = sum(1 for host in hosts if any(check["id"] == "remediate.plan.status"
+                                             and check["observed"] not in ("nothing to do", None)
+                                             for check in host["checks"]))
     return {"planned": planned, "nothing": len(hosts) - planned}
 
 

@@ -103,8 +103,8 @@ def with_windows(facts, nvidia_smi_path, timeout, nvlink_window, throttle_window
             first = _nvlink_errors_read(nvidia_smi_path, timeout)
         except ZhisuanError as exc:
             result["nvlink_errors_error"] = exc.message
-    due = sorted((window, name) for name, window in (("nvlink_errors", nvlink_window if first else 0),
-                                                    ("throttle_window", throttle_window)) if window)
+    windows = (("nvlink_errors", nvlink_window if first else 0), ("throttle_window", throttle_window))
+    due = sorted((window, name) for name, window in windows if window)
     waited = 0
     for window, name in due:
         sleep(window - waited)
