@@ -31,11 +31,11 @@ def shipped():
 
 
 def test_version_and_sources(catalog):
-    assert catalog["version"] == "1.1.0"
+    assert catalog["version"] == "1.2.0"
     assert catalog["nvidia_catalog_as_of"] == "2025-10-29"
     assert catalog["files"] == [DEFAULT_PATH]
     tags = [source["tag"] for source in catalog["source"]]
-    assert tags == ["NV", "G", "E", "T", "S", "HV", "L", "MEM", "NVML", "P", "U"]
+    assert tags == ["NV", "G", "E", "T", "S", "HV", "L", "MEM", "NVML", "P", "NLE", "U"]
     assert all(source.get("what") and source.get("where") for source in catalog["source"])
 
 
@@ -110,7 +110,7 @@ def test_override_file_merges_over_the_catalog(tmp_path, catalog):
                                  "meaning": "recover the IMEX domain"}},
     })
     site = load_catalog(overrides=path)
-    assert site["version"] == "1.1.0+acme-2"
+    assert site["version"] == "1.2.0+acme-2"
     assert site["files"] == [DEFAULT_PATH, path]
     assert site["codes"][109]["severity"] == "warn"
     assert site["codes"][109]["remedy"] == "reset_gpu"          # untouched keys stay
@@ -123,7 +123,7 @@ def test_override_file_merges_over_the_catalog(tmp_path, catalog):
 
 def test_override_mapping_without_version():
     site = load_catalog(overrides={"codes": {79: {"remedy": "reboot"}}})
-    assert site["version"] == "1.1.0+site"
+    assert site["version"] == "1.2.0+site"
     assert site["codes"][79]["remedy"] == "reboot"
     assert site["files"] == [DEFAULT_PATH]
 
@@ -151,7 +151,7 @@ def test_not_yaml_and_not_a_mapping(tmp_path):
     ({"remedy": "pray"}, "code 13: remedy is 'pray'; allowed: " + ", ".join(REMEDIES)),
     ({"severity": "critical"}, "code 13: severity is 'critical'; allowed: fail, warn, info"),
     ({"class": "driver"}, "code 13: class is 'driver'; allowed: application, hardware, informational, decode_required"),
-    ({"source": ["XX"]}, "code 13: unknown source tag(s) XX; defined: E, G, HV, L, MEM, NV, NVML, P, S, T, U"),
+    ({"source": ["XX"]}, "code 13: unknown source tag(s) XX; defined: E, G, HV, L, MEM, NLE, NV, NVML, P, S, T, U"),
     ({"nvidia_action": "PANIC"}, "code 13: nvidia_action 'PANIC' is not a bucket of the catalog"),
     ({"colour": "red"}, "code 13 has unknown key(s) colour; allowed: "),
     ({"companions": ["63"]}, "code 13: companions must be a list of Xid codes"),
@@ -176,7 +176,7 @@ def test_override_top_level_and_code_keys(tmp_path):
     with pytest.raises(CatalogError) as info:
         load_catalog(overrides=odd)
     assert str(info.value) == ("Xid catalog overrides %s: unknown key(s) cdoes; allowed: buckets, codes, "
-                               "recovery_actions, source, sxid, version" % odd)
+                               "nvlink_error_registers, recovery_actions, source, sxid, version" % odd)
     word = write(tmp_path, "word.yml", {"codes": {"thirteen": {"remedy": "none"}}})
     with pytest.raises(CatalogError) as info:
         load_catalog(overrides=word)

@@ -75,7 +75,7 @@ def test_no_xid_is_one_pass():
     assert checks == [{
         "id": "xid.log.readable", "host": "node07", "component": "kernel log", "status": "pass", "observed": 0,
         "expected": None, "remedy": "none", "evidence": "source=journalctl, since=-24h, lines=47",
-        "message": "Read 47 kernel log lines from journalctl since -24h: no Xid event (judged with Xid catalog v1.1.0)"}]
+        "message": "Read 47 kernel log lines from journalctl since -24h: no Xid event (judged with Xid catalog v1.2.0)"}]
 
 
 def test_no_facts_is_an_error():
@@ -89,7 +89,7 @@ def test_fallback_and_window_are_reported():
                 outside_window=4, command=["dmesg", "--decode", "--time-format=iso"])
     log = judge_xid("node07", data, CATALOG)[0]
     assert log["message"] == ("Read 1 kernel log line from dmesg since -24h (journalctl not used: journalctl: not found "
-                              "at /usr/bin/journalctl): 1 Xid event (Xid 13) on 1 GPU (judged with Xid catalog v1.1.0)")
+                              "at /usr/bin/journalctl): 1 Xid event (Xid 13) on 1 GPU (judged with Xid catalog v1.2.0)")
     assert log["evidence"] == ("source=dmesg, since=-24h, lines=1, outside_window=4, "
                                "command: dmesg --decode --time-format=iso")
 
@@ -112,7 +112,7 @@ def test_13_alone_is_not_a_node_fault():
     assert check["expected"] == "< 3 incidents of an application Xid on one GPU"
     assert check["message"] == (
         "3 lines of Xid 13 (ROBUST_CHANNEL_GR_EXCEPTION: Graphics engine exception) on the GPU at 0000:38:00.0; an "
-        "application fault (catalog v1.1.0 bucket RESTART_APP (restart the application; the GPU needs no action)): "
+        "application fault (catalog v1.2.0 bucket RESTART_APP (restart the application; the GPU needs no action)): "
         "not a node fault by itself; restart the job.")
     assert check["evidence"].splitlines() == [line(13), line(13, 0.0001), line(13, 0.0002),
                                               "3 lines in all (1 incident), first 2025-01-21T02:21:33.498559+00:00, "
@@ -152,7 +152,7 @@ def test_application_xid_alongside_a_hardware_xid():
 def test_other_application_xids(code, bucket):
     check = by_id(judge(line(code, text="pid=2815167, name=pt_main_thread, Ch 00000008")))["xid.%d.events" % code]
     assert (check["status"], check["remedy"]) == ("warn", "restart_app")
-    assert "catalog v1.1.0 bucket %s" % bucket in check["message"]
+    assert "catalog v1.2.0 bucket %s" % bucket in check["message"]
     assert "not a node fault by itself" in check["message"]
 
 
@@ -161,7 +161,7 @@ def test_other_application_xids(code, bucket):
 def test_48_alone_resets_the_gpu():
     check = by_id(judge(line(48)))["xid.48.events"]
     assert (check["status"], check["remedy"], check["expected"]) == ("fail", "reset_gpu", "no Xid 48")
-    assert "catalog v1.1.0 bucket WORKFLOW_XID_48" in check["message"]
+    assert "catalog v1.2.0 bucket WORKFLOW_XID_48" in check["message"]
     assert "alone (no Xid 63/64 within 300 s): RESET_GPU" in check["message"]
 
 
@@ -208,7 +208,7 @@ def test_79_power_cycles_through_the_bmc(h100):
     assert check["component"] == u"GPU 2 (GPU-167d8376\u2026, 0000:4C:00.0)"
     assert check["message"].startswith(
         "1 line of Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS: GPU has fallen off the bus) on GPU 2; catalog "
-        "v1.1.0 bucket RESTART_BM (full bare-metal power cycle (a BMC power cycle))")
+        "v1.2.0 bucket RESTART_BM (full bare-metal power cycle (a BMC power cycle))")
     assert "Drain, power-cycle through the BMC (Redfish/IPMI), re-verify; RMA on recurrence" in check["message"]
 
 
@@ -234,7 +234,7 @@ def test_79_on_a_gpu_nvidia_smi_no_longer_lists(h100):
 def test_codes_through_the_catalog(code, status, remedy, bucket):
     check = by_id(judge(line(code)))["xid.%d.events" % code]
     assert (check["status"], check["remedy"]) == (status, remedy)
-    assert "catalog v1.1.0 bucket %s" % bucket in check["message"]
+    assert "catalog v1.2.0 bucket %s" % bucket in check["message"]
 
 
 def test_119_real_capture():
@@ -243,19 +243,19 @@ def test_119_real_capture():
     assert [c["id"] for c in checks] == ["xid.log.readable", "xid.119.events"]
     check = checks[1]
     assert (check["status"], check["remedy"], check["observed"]) == ("fail", "reset_gpu", 5)
-    assert "catalog v1.1.0 bucket RESET_GPU" in check["message"]
+    assert "catalog v1.2.0 bucket RESET_GPU" in check["message"]
     assert "seen in 3 incidents in this window" in check["message"]
     assert check["evidence"].splitlines()[-1] == ("5 lines in all (3 incidents), first 2025-02-23T16:24:18, "
                                                   "last 2025-02-23T16:30:13")
     assert checks[0]["message"] == ("Read 43 kernel log lines from dmesg: 5 Xid events (Xid 119) on 1 GPU "
-                                    "(judged with Xid catalog v1.1.0)")
+                                    "(judged with Xid catalog v1.2.0)")
 
 
 def test_site_override_makes_109_a_warning():
     site = load_catalog(overrides={"codes": {109: {"severity": "warn"}}})
     check = by_id(judge(line(109), catalog=site))["xid.109.events"]
     assert (check["status"], check["remedy"]) == ("warn", "reset_gpu")
-    assert "catalog v1.1.0+site bucket RESET_GPU" in check["message"]
+    assert "catalog v1.2.0+site bucket RESET_GPU" in check["message"]
 
 
 # ---------------------------------------------------------------------------------- decode required
@@ -265,7 +265,7 @@ def test_144_to_150_are_never_a_blanket_verdict():
            "0x00000000 0x00100000 0x00000004)"
     check = by_id(judge(line(145, text=text)))["xid.145.events"]
     assert (check["status"], check["remedy"]) == ("warn", "investigate")
-    assert "catalog v1.1.0 bucket WORKFLOW_NVLINK5_ERR" in check["message"]
+    assert "catalog v1.2.0 bucket WORKFLOW_NVLINK5_ERR" in check["message"]
     assert ("decode fields: RLW_RXPIPE Nonfatal link 13 intrInfo 0x0409a0c2 errorStatus 0x00000008"
             in check["message"])
 
@@ -305,7 +305,7 @@ def test_154_carries_its_action(text, status, remedy):
 def test_154_unknown_action_and_missing_action():
     unknown = by_id(judge(line(154, text="GPU recovery action changed from 0x0 (None) to 0x7 (Recover IMEX)")))
     assert unknown["xid.154.events"]["remedy"] == "investigate"
-    assert "0x7 (Recover IMEX), which catalog v1.1.0 does not know" in unknown["xid.154.events"]["message"]
+    assert "0x7 (Recover IMEX), which catalog v1.2.0 does not know" in unknown["xid.154.events"]["message"]
     missing = by_id(judge(line(154, text="something else")))["xid.154.events"]
     assert (missing["status"], missing["remedy"]) == ("warn", "investigate")
     assert "the line does not name the recovery action" in missing["message"]
@@ -317,7 +317,7 @@ def test_154_overrides_the_table_for_the_same_gpu():
     fallen = checks["xid.79.events"]
     assert (fallen["status"], fallen["remedy"]) == ("fail", "reboot")
     assert fallen["message"].endswith("Overridden by Xid 154 on the same GPU: the driver set the recovery action to 0x2 "
-                                      "(Node Reboot Required), so the remedy is reboot, not power_cycle (catalog v1.1.0).")
+                                      "(Node Reboot Required), so the remedy is reboot, not power_cycle (catalog v1.2.0).")
     other_gpu = [c for c in judge(line(79), line(154, 1, text="GPU recovery action changed from 0x0 (None) to 0x2 "
                                                               "(Node Reboot Required)"), line(13, 2, bus="3b"))
                  if c["component"] == "GPU at 0000:3B:00.0"]
@@ -335,7 +335,7 @@ def test_unknown_code():
     check = by_id(judge(line(200)))["xid.200.events"]
     assert (check["status"], check["remedy"], check["expected"]) == ("warn", "investigate", "a code the catalog knows")
     assert check["message"] == (
-        "1 line of Xid 200 on the GPU at 0000:38:00.0: Xid 200 is not in catalog v1.1.0; look it up in NVIDIA's Xid "
+        "1 line of Xid 200 on the GPU at 0000:38:00.0: Xid 200 is not in catalog v1.2.0; look it up in NVIDIA's Xid "
         "catalog (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) and add it to the site override file")
 
 

@@ -155,6 +155,12 @@ xid:
             Xid 144-150 only, else V(null): C(unit), C(severity), C(xc), C(instance), C(link), C(intr_info),
             C(error_status) and all C(words) of the line, for decoding against NVIDIA's catalog.
           type: dict
+        nvlink_error:
+          description: >-
+            Xid 74 only (the key is absent for other codes): C(link) and C(registers), the seven register values of
+            "NVLink: fatal error detected on link 14(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)" as numbers (V(null)
+            where the line prints the link alone), decoded bit by bit by the xid rules; V(null) when no link is named.
+          type: dict
         line:
           description: The raw log line.
           type: str

@@ -19,6 +19,7 @@ The NVSwitch SXid catalog (``data/sxid_catalog.yml``) is loaded with it as ``cat
 from __future__ import annotations
 
 import os
+import re
 
 import yaml
 
@@ -33,7 +34,9 @@ SEVERITIES = ("fail", "warn", "info")
 ROW_REQUIRED = ("meaning", "nvidia_action", "class", "severity", "remedy", "source")
 ROW_OPTIONAL = ("mnemonic", "investigatory", "notes", "companions")
 ACTION_REQUIRED = ("name", "severity", "remedy", "meaning")
-TOP_KEYS = ("version", "nvidia_catalog_as_of", "source", "buckets", "codes", "recovery_actions")
+TOP_KEYS = ("version", "nvidia_catalog_as_of", "source", "buckets", "codes", "recovery_actions", "nvlink_error_registers")
+NLE_GROUP_REQUIRED = ("register", "bits", "severity", "remedy", "meaning")
+NLE_GROUP_OPTIONAL = ("repeat_over", "secondary")
 SXID_PATH = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "sxid_catalog.yml"))
 SXID_TOP_KEYS = ("version", "fm_guide_as_of", "source", "classes", "codes")
@@ -139,6 +142,52 @@ def _header_tags(data, where, top_keys):
     return version, sources, set(str(item["tag"]) for item in sources)
 
 
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _nvlink_error_registers(table, where):
+    """The Xid 74 register table (``nvlink_error_registers``), checked: ``{applies_to, registers, groups}``."""
+    at = "%s: nvlink_error_registers" % where
+    if table is None:
+        return {"applies_to": [], "registers": [], "groups": []}
+    if not isinstance(table, dict) or sorted(table) != ["applies_to", "groups", "registers"]:
+        raise CatalogError("%s must be a mapping of applies_to, registers and groups" % at)
+    patterns = table["applies_to"]
+    if not isinstance(patterns, list) or not all(isinstance(item, str) for item in patterns):
+        raise CatalogError("%s: applies_to must be a list of regular expressions" % at)
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise CatalogError("%s: applies_to %r is not a regular expression: %s" % (at, pattern, exc))
+    registers = table["registers"]
+    if not isinstance(registers, list) or not all(_is_int(item) and 1 <= item <= 7 for item in registers):
+        raise CatalogError("%s: registers must be a list of places 1-7 in the line" % at)
+    groups = []
+    for number, group in enumerate(table["groups"] or [], 1):
+        place = "%s: group %d" % (at, number)
+        if not isinstance(group, dict):
+            raise CatalogError("%s must be a mapping" % place)
+        missing = [key for key in NLE_GROUP_REQUIRED if key not in group]
+        unknown = sorted(key for key in group if key not in NLE_GROUP_REQUIRED + NLE_GROUP_OPTIONAL)
+        if missing or unknown:
+            raise CatalogError("%s: missing %s, unknown %s" % (place, ", ".join(missing) or "none",
+                                                                ", ".join(unknown) or "none"))
+        if group["register"] not in registers:
+            raise CatalogError("%s: register %r is not one of registers %s" % (place, group["register"], registers))
+        if not isinstance(group["bits"], list) or not all(_is_int(bit) and 0 <= bit <= 63 for bit in group["bits"]):
+            raise CatalogError("%s: bits must be a list of bit numbers 0-63" % place)
+        _check_choice(group["severity"], SEVERITIES, "severity", place)
+        _check_choice(group["remedy"], REMEDIES, "remedy", place)
+        repeat = group.get("repeat_over")
+        if repeat is not None and not (_is_int(repeat) and repeat >= 0):
+            raise CatalogError("%s: repeat_over must be a whole number" % place)
+        groups.append(dict(group, meaning=str(group["meaning"]), secondary=bool(group.get("secondary")),
+                           repeat_over=repeat))
+    return {"applies_to": list(patterns), "registers": list(registers), "groups": groups}
+
+
 def _validate(data, where):
     version, sources, tags = _header_tags(data, where, TOP_KEYS)
     buckets = data.get("buckets")
@@ -170,12 +219,13 @@ def _validate(data, where):
         "buckets": buckets,
         "codes": rows,
         "recovery_actions": actions,
+        "nvlink_error_registers": _nvlink_error_registers(data.get("nvlink_error_registers"), where),
     }
 
 
 def load_catalog(path=None, overrides=None):
     """Return the validated catalog: ``{version, nvidia_catalog_as_of, source, buckets, codes: {int: row},
-    recovery_actions: {int: action}, files}``.
+    recovery_actions: {int: action}, nvlink_error_registers: {applies_to, registers, groups}, files}``.
 
     ``path`` defaults to the shipped ``data/xid_catalog.yml``. ``overrides`` is a site override file (a path) or an
     already-loaded mapping (e.g. an inventory variable). With an override the version reads ``<base>+<override's
@@ -195,10 +245,13 @@ def load_catalog(path=None, overrides=None):
             files.append(label)
         where = "Xid catalog %s with overrides %s" % (path, label)
         odd = sorted(key for key in extra if key not in ("version", "codes", "recovery_actions", "buckets", "source",
-                                                         "sxid"))
+                                                         "sxid", "nvlink_error_registers"))
         if odd:
-            raise CatalogError("Xid catalog overrides %s: unknown key(s) %s; allowed: buckets, codes, recovery_actions, "
-                               "source, sxid, version" % (label, ", ".join(map(str, odd))))
+            raise CatalogError("Xid catalog overrides %s: unknown key(s) %s; allowed: buckets, codes, "
+                               "nvlink_error_registers, recovery_actions, source, sxid, version"
+                               % (label, ", ".join(map(str, odd))))
+        if extra.get("nvlink_error_registers") is not None:  # the whole table, replaced
+            data["nvlink_error_registers"] = extra["nvlink_error_registers"]
         data["codes"] = _merge_rows(data["codes"], _int_keys(extra.get("codes"), "codes", label), "code", label)
         data["recovery_actions"] = _merge_rows(data["recovery_actions"],
                                                _int_keys(extra.get("recovery_actions"), "recovery_actions", label),

@@ -72,6 +72,12 @@ _NVLINK5_RE = re.compile(
     r"(?P<unit>[A-Z][A-Z0-9_]*) (?P<severity>Fatal|Nonfatal|Non-fatal) (?P<xc>XC\d+) (?P<inst>i\d+) "
     r"Link (?P<link>-?\d+) \((?P<words>0x[0-9A-Fa-f]+(?: 0x[0-9A-Fa-f]+)+)\)", re.ASCII)
 NVLINK5_CODES = frozenset(range(144, 151))
+# Xid 74: "NVLink: fatal error detected on link 14(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)": the link and the seven
+# registers NVIDIA's WORKFLOW_NVLINK_ERR decodes bit by bit; older drivers print the link alone.
+_NVLINK_ERR_RE = re.compile(
+    r"\blink (?P<link>\d{1,4}) ?\((?P<regs>0x[0-9A-Fa-f]{1,16}(?:, ?0x[0-9A-Fa-f]{1,16}){6})\)", re.ASCII)
+_NVLINK_LINK_RE = re.compile(r"\blink (?P<link>\d{1,4})\b", re.ASCII | re.IGNORECASE)
+NVLINK_ERROR_CODE = 74
 # "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up" (the NVSwitch driver's line;
 # "Severity 1 Engine instance 60 Sub-engine instance 00" and "Data {0x..., ...}" follow it with the same code).
 _SXID_RE = re.compile(
@@ -171,6 +177,18 @@ def nvlink5_fields(text):
     }
 
 
+def nvlink_error_fields(text):
+    """Xid 74's text -> ``{link, registers}`` (the seven register values as numbers, ``None`` where the line prints
+    the link alone), or ``None`` when it names no link."""
+    text = text or ""
+    match = _NVLINK_ERR_RE.search(text)
+    if match:
+        return {"link": int(match.group("link")),
+                "registers": [int(word.strip(), 16) for word in match.group("regs").split(",")]}
+    match = _NVLINK_LINK_RE.search(text)
+    return {"link": int(match.group("link")), "registers": None} if match else None
+
+
 def time_key(event, naive_local=False):
     """``("t", epoch seconds)`` from an event's ``time``, ``("u", seconds since boot)`` from ``uptime_s``, or None.
 
@@ -218,7 +236,7 @@ def parse_line(line):
         text = (pid_match.group("text") or "").rstrip()
     code = int(match.group("code"))
     time_text, uptime = _stamp(line)
-    return {
+    event = {
         "time": time_text,
         "uptime_s": uptime,
         "pci_bus_id": bus_id,
@@ -230,6 +248,9 @@ def parse_line(line):
         "nvlink5": nvlink5_fields(text) if code in NVLINK5_CODES else None,
         "line": line,
     }
+    if code == NVLINK_ERROR_CODE:
+        event["nvlink_error"] = nvlink_error_fields(text)
+    return event
 
 
 def parse_sxid_line(line):

@@ -23,6 +23,11 @@ Pure functions, no I/O, standard library only. Checks, in this order:
       or when a hardware Xid of severity fail hits the same GPU within ``companion_window_s``;
     * a row with ``companions`` (48: 63/64) seen on the same GPU within the window is NVIDIA's DRAIN_AND_RESET;
     * 144-150 need decoding: always warn + ``investigate``, with the decode fields of the line as evidence;
+    * 74 on a GPU the catalog's ``nvlink_error_registers`` applies to (Hopper) is decoded by its register bits
+      (NVIDIA's WORKFLOW_NVLINK_ERR): each set bit's group gives severity and remedy (``reseat`` for mechanical
+      bits, ``reset_gpu`` where the fabric needs a reset, ``investigate`` for ECC/parity seen more than twice on a
+      link, ``monitor`` below that, none for bits to ignore), the worst decides; sympathetic bits count only alone;
+      bits the table lacks warn + ``investigate``; other GPUs and lines without registers keep the row's verdict;
     * 154 carries its action (``recovery_actions`` of the catalog, keyed on NVML's number) and that action overrides
       the table's remedy for the other checks of the same GPU;
     * a code the catalog lacks: warn + ``investigate``, "not in catalog v<version>".
@@ -37,7 +42,9 @@ Thresholds a site may override (``thresholds``), with their defaults (our choice
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid import time_key
+import re
+
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid import NVLINK_ERROR_CODE, time_key
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, guarded, make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
@@ -175,6 +182,7 @@ class _Group(object):
         self.listed = bus.upper() in gpus or not have_facts
         self.catalog, self.limits, self.version = catalog, limits, version
         self.row = (catalog.get("codes") or {}).get(code)
+        self.gpus_by_bus = gpus
         self.times = [time_key(event) for event in events]
 
     def evidence(self):
@@ -224,6 +232,10 @@ class _Group(object):
                 "a code the catalog knows")
         if self.code == 154:
             return self._recovery()
+        if self.code == NVLINK_ERROR_CODE:
+            decoded = self._nvlink_error(all_events)
+            if decoded is not None:
+                return decoded
         kind = self.row["class"]
         if kind == "decode_required":
             return self._decode()
@@ -275,6 +287,55 @@ class _Group(object):
         extra = notes if notes and not companions and kind != "application" else ""
         return self.check(status, remedy, _sentence(parts, extra), expected)
 
+    def _nvlink_error(self, all_events):
+        """Xid 74 decoded by its register bits (the catalog's ``nvlink_error_registers``, NVIDIA's WORKFLOW_NVLINK_ERR)
+        on a GPU the table applies to; ``None`` (the row decides) for another GPU or lines without registers."""
+        table = self.catalog.get("nvlink_error_registers") or {}
+        found = self.gpus_by_bus.get(self.bus.upper())
+        product = str((found[1] if found else {}).get("name") or "")
+        if not table.get("groups") or not any(re.search(pattern, product, re.IGNORECASE)
+                                              for pattern in table.get("applies_to") or ()):
+            return None
+        lines = [(event["nvlink_error"]["link"], event["nvlink_error"]["registers"]) for event in self.events
+                 if isinstance(event.get("nvlink_error"), dict) and isinstance(event["nvlink_error"].get("registers"),
+                                                                              list)]
+        if not lines:
+            return None
+        hits, unknown = decode_nvlink_error(lines, table)
+        others = self.companions_near(all_events, lambda code: code != self.code)
+        counted = []
+        for group, link, times, bits in hits:
+            severity = group["severity"]
+            if group.get("repeat_over") is not None and times <= group["repeat_over"] and severity != "info":
+                severity, remedy = "warn", "monitor"
+                note = "%s on link %d (%s): %s; seen %s, not more than %d: watch the link" % (
+                    _bits_text(group["register"], bits), link, plural(times, "line"), group["meaning"],
+                    plural(times, "time"), group["repeat_over"])
+            else:
+                remedy = group["remedy"]
+                note = "%s on link %d (%s): %s" % (_bits_text(group["register"], bits), link, plural(times, "line"),
+                                                   group["meaning"])
+            counted.append((severity, remedy, note, group.get("secondary")))
+        primary = [item for item in counted if not item[3] and item[0] != "info"]
+        judged = []
+        for severity, remedy, note, secondary in counted:
+            if secondary and (primary or others or unknown):
+                severity, remedy = "info", "none"
+                note += " (secondary here: the other bits or events carry the verdict)"
+            judged.append((severity, remedy, note))
+        for register, link, bits in unknown:
+            judged.append(("warn", "investigate", "%s on link %d: not in NVIDIA's table for this GPU: report it to "
+                                                  "NVIDIA" % (_bits_text(register, bits), link)))
+        order = {"fail": 0, "warn": 1, "info": 2}
+        worst = sorted(judged, key=lambda item: order[item[0]])[0] if judged else ("info", "none", "no bit set")
+        status = _STATUS_OF[worst[0]]
+        parts = [self.head(), "%s, registers decoded for %s" % (self.bucket(), product)]
+        parts.extend(item[2] for item in sorted(judged, key=lambda item: order[item[0]]))
+        if status == "pass":
+            parts.append("no bit that asks for action: no action by itself")
+        return self.check(status, worst[1] if status != "pass" else "none", _sentence(parts),
+                          "no register bit that asks for action")
+
     def _is_hard_fault(self, code):
         row = (self.catalog.get("codes") or {}).get(code)
         return bool(row) and row["class"] == "hardware" and row["severity"] == "fail"
@@ -314,6 +375,40 @@ class _Group(object):
                           "catalog table for the GPU (catalog v%s, recovery action %d)" % (
                               self.head(), said, known["meaning"], self.version, latest["to_code"]),
                           "recovery action 0x0 (None)")
+
+
+def _bits_text(register, bits):
+    return "register %d bit%s %s" % (register, "" if len(bits) == 1 else "s", ", ".join(str(bit) for bit in bits))
+
+
+def decode_nvlink_error(lines, table):
+    """Xid 74 lines ``[(link, registers)]`` against the register table -> ``(hits, unknown)``: ``hits`` is
+    ``[(group, link, lines on that link with the group's bits, bits seen)]`` in table order, ``unknown``
+    ``[(register, link, bits)]`` of set bits that no group lists, on the registers the table reads."""
+    seen = {}
+    unknown = {}
+    for link, registers in lines:
+        for place in table.get("registers") or ():
+            value = registers[place - 1] if len(registers) >= place else 0
+            if not isinstance(value, int) or value <= 0:
+                continue
+            set_bits = [bit for bit in range(64) if value >> bit & 1]
+            listed = set()
+            for number, group in enumerate(table["groups"]):
+                if group["register"] != place:
+                    continue
+                mine = [bit for bit in set_bits if bit in group["bits"]]
+                listed.update(group["bits"])
+                if mine:
+                    entry = seen.setdefault((number, link), [0, set()])
+                    entry[0] += 1
+                    entry[1].update(mine)
+            stray = [bit for bit in set_bits if bit not in listed]
+            if stray:
+                unknown.setdefault((place, link), set()).update(stray)
+    hits = [(table["groups"][number], link, count, sorted(bits))
+            for (number, link), (count, bits) in sorted(seen.items())]
+    return hits, [(place, link, sorted(bits)) for (place, link), bits in sorted(unknown.items())]
 
 
 def _apply_154(items, catalog, version):
