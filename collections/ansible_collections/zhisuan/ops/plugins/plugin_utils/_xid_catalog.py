@@ -172,8 +172,8 @@ def _nvlink_error_registers(table, where):
         missing = [key for key in NLE_GROUP_REQUIRED if key not in group]
         unknown = sorted(key for key in group if key not in NLE_GROUP_REQUIRED + NLE_GROUP_OPTIONAL)
         if missing or unknown:
-            raise CatalogError("%s: missing %s, unknown %s" % (place, ", ".join(missing) or "none",
-                                                                ", ".join(unknown) or "none"))
+            raise CatalogError("%s: missing %s, unknown %s"
+                               % (place, ", ".join(missing) or "none", ", ".join(unknown) or "none"))
         if group["register"] not in registers:
             raise CatalogError("%s: register %r is not one of registers %s" % (place, group["register"], registers))
         if not isinstance(group["bits"], list) or not all(_is_int(bit) and 0 <= bit <= 63 for bit in group["bits"]):

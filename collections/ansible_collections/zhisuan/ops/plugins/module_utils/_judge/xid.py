@@ -296,9 +296,8 @@ class _Group(object):
         if not table.get("groups") or not any(re.search(pattern, product, re.IGNORECASE)
                                               for pattern in table.get("applies_to") or ()):
             return None
-        lines = [(event["nvlink_error"]["link"], event["nvlink_error"]["registers"]) for event in self.events
-                 if isinstance(event.get("nvlink_error"), dict) and isinstance(event["nvlink_error"].get("registers"),
-                                                                              list)]
+        decoded = [event["nvlink_error"] for event in self.events if isinstance(event.get("nvlink_error"), dict)]
+        lines = [(item["link"], item["registers"]) for item in decoded if isinstance(item.get("registers"), list)]
         if not lines:
             return None
         hits, unknown = decode_nvlink_error(lines, table)
