@@ -34,6 +34,16 @@ def test_verdict_waits_finishes_times_out_and_sees_a_vanished_job():
                              "is lost")
 
 
+def test_a_job_that_ended_failed_is_done_not_vanished():
+    # async_status hands back the module's own result once the job ended: no 'started' key, finished set by
+    # async_status; a gpu_burn that timed out on the node ended this way (the lab's hung gpu-burn)
+    ended = {"failed": True, "finished": 1, "ansible_job_id": "j1", "error_kind": "timed_out",
+             "msg": "gpu_burn timed out after 1020 s"}
+    assert verdict(ended, "gpu burn", "node01", "j1", 1030, 2000) == ("done", {})
+    gone = {"failed": True, "finished": 1, "started": 0, "ansible_job_id": "j1", "msg": "could not find job"}
+    assert verdict(gone, "gpu burn", "node01", "j1", 5, 2000)[0] == "vanished"
+
+
 def test_board_lists_waiters_and_cleans_up(tmp_path):
     path = str(tmp_path / "board")
     one, two = ProgressBoard(path, "n1"), ProgressBoard(path, "n/2")

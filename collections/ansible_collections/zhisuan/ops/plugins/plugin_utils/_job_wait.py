@@ -44,7 +44,12 @@ def verdict(status, what, host, jid, waited, timeout):
     ``fields`` are what the task returns with a failure."""
     status = status or {}
     msg = str(status.get("msg") or "")
-    if status.get("failed") and ("could not find job" in msg.lower() or not status.get("started")):
+    gone = "could not find job" in msg.lower()
+    # A job that ended is the module's own result with finished set by async_status (no 'started': that key is only
+    # in the job file while the job runs), failed or not: done, never vanished.
+    if status.get("finished") and not gone:
+        return "done", {}
+    if status.get("failed") and (gone or not status.get("started")):
         return "vanished", {
             "failed": True, "error_kind": "vanished", "tool": "job_wait", "ansible_job_id": jid,
             "waited_s": round(waited, 1),
