@@ -7,11 +7,13 @@ nvlink-gt-*) and from edited copies of them (a damaged line, a cut output, a swa
 against the node's own GPUs; the throughput rate between two real reads."""
 
 import os
+import stat
 
 import pytest
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvlink_info
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import collect, nvidia_smi, nvlink_info
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as rules
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "nvidia-smi")
 
@@ -52,15 +54,15 @@ def test_remote_nvswitch_capture():
 def test_remote_topology_bridge_pairs_both_ways():
     topology = nvlink_info.remote_topology(nvlink_info.parse_remote(_text(HPE_R)), HPE_GPUS)
     assert [(gpu["index"], gpu["peers"], gpu["switches"], gpu["one_way"], gpu["shared"]) for gpu in topology] == [
-        (0, {1: 12}, {}, [], []), (1, {0: 12}, {}, [], [])]
+        (0, [{"gpu": 1, "bus_id": "0000:D5:00.0", "links": 12}], [], [], []),
+        (1, [{"gpu": 0, "bus_id": "0000:C2:00.0", "links": 12}], [], [], [])]
 
 
 def test_remote_topology_nvswitch_links_are_switches():
     gpus = [{"index": 0, "pci_bus_id": "0000:07:00.0"}]
     topology = nvlink_info.remote_topology(nvlink_info.parse_remote(_text(HGX_R)), gpus)
-    assert topology[0]["peers"] == {}
-    assert topology[0]["switches"] == {"0005:00:00.0": 2, "0006:00:00.0": 2, "0007:00:00.0": 2,
-                                       "0008:00:00.0": 2, "0009:00:00.0": 2, "000A:00:00.0": 2}
+    assert topology[0]["peers"] == []
+    assert topology[0]["switches"] == [{"bus_id": "%04X:00:00.0" % domain, "links": 2} for domain in range(5, 11)]
 
 
 def test_remote_topology_finds_a_link_lost_on_one_side_and_a_shared_port():
@@ -72,7 +74,7 @@ def test_remote_topology_finds_a_link_lost_on_one_side_and_a_shared_port():
     assert text.count("00000000:41:00.0") == 1
     topology = nvlink_info.remote_topology(nvlink_info.parse_remote(text), HPE_GPUS)
     assert topology[0]["one_way"] == ["12 link(s) to GPU 1 (0000:D5:00.0), which lists 11 back"]
-    assert topology[1]["switches"] == {"0000:41:00.0": 1}
+    assert topology[1]["switches"] == [{"bus_id": "0000:41:00.0", "links": 1}]
     assert topology[1]["shared"] == ["0000:C2:00.0 link 7 is claimed by GPU 1 link 4, GPU 1 link 5"]
 
 
@@ -180,3 +182,85 @@ def test_forms_are_not_confused():
     result = nvlink_info.parse_remote(_text("nvlink-s-a100-sxm4-healthy.txt"))
     assert all(gpu["links"] == [] for gpu in result["gpus"])
     assert len(result["unparsed"]) == 12 and result["partial"] is True
+
+
+# ---------------------------------------------------------------------------------------- facts and judge
+
+Q_FACTS = nvidia_smi.parse(_text("q-h100x8-535.161.08-hw-power-brake-slowdown.txt"))
+
+
+def _hpe_facts(remote_text=None, error=None):
+    """The first two GPUs of a real 8x H100 -q capture, edited to the HPE DL380a's two (UUIDs and bus ids of the -R
+    capture), with ``nvlink_remote`` read from ``remote_text`` as gpu_info's saved-output path reads it."""
+    facts = dict(Q_FACTS)
+    facts["gpus"] = [dict(gpu) for gpu in Q_FACTS["gpus"][:2]]
+    for gpu, uuid, bus in zip(facts["gpus"], ("GPU-6968dfc2-d444-d92c-c36b-6abe53445cb9",
+                                              "GPU-9b1446e2-8a89-4cf6-b68c-a98d99e958d3"),
+                              ("0000:C2:00.0", "0000:D5:00.0")):
+        gpu.update(uuid=uuid, pci_bus_id=bus)
+    facts["nvlink_remote"] = None if remote_text is None else nvlink_info.remote_facts(
+        nvlink_info.parse_remote(remote_text), facts["gpus"])
+    facts["nvlink_remote_error"] = error
+    return facts
+
+
+def _remote_checks(facts):
+    return [check for check in rules.judge_gpu("n1", facts, None) if check["id"] == "gpu.nvlink.remote"]
+
+
+def test_judge_bridge_pair_passes():
+    checks = _remote_checks(_hpe_facts(_text(HPE_R)))
+    assert [c["status"] for c in checks] == ["pass", "pass"]
+    assert "12 NVLinks reach GPU 1 (12 links)" in checks[0]["message"]
+
+
+def test_judge_link_lost_on_one_side_fails_reseat():
+    text = _text(HPE_R).replace("Link 11: Remote Device 00000000:C2:00.0: Link 15",
+                                "Link 11: Remote Device 00000000:41:00.0: Link 15")
+    checks = _remote_checks(_hpe_facts(text))
+    assert (checks[0]["status"], checks[0]["remedy"]) == ("fail", "reseat")
+    assert "12 link(s) to GPU 1 (0000:D5:00.0), which lists 11 back" in checks[0]["message"]
+    assert "reseat the NVLink bridge" in checks[0]["message"]
+
+
+def test_judge_shared_nvswitch_port_fails_investigate():
+    # Edited copy of the HGX capture: link 1 reports the switch port link 0 reaches (0008 link 29).
+    text = _text(HGX_R).replace("Link 1: Remote Device 00000008:00:00.0: Link 28",
+                                "Link 1: Remote Device 00000008:00:00.0: Link 29")
+    facts = _hpe_facts(text)
+    check = _remote_checks(facts)[0]
+    assert (check["status"], check["remedy"]) == ("fail", "investigate")
+    assert "0008:00:00.0 link 29 is claimed by GPU 0 link 0, GPU 0 link 1" in check["message"]
+    assert "NVSwitch trays" in check["message"]
+
+
+def test_judge_partial_read_warns_and_unread_is_an_error():
+    lines = _text(HPE_R).splitlines()
+    lines[5] = "               Link 4: Remote Device 00000000:D5:0"
+    checks = _remote_checks(_hpe_facts("\n".join(lines) + "\n"))
+    assert (checks[0]["status"], checks[0]["remedy"]) == ("warn", "investigate")
+    assert "line 6: Link 4: Remote Device 00000000:D5:0" in checks[0]["message"]
+    error = _remote_checks(_hpe_facts(error="nvidia-smi nvlink -R: timed out after 60 s"))
+    assert [(c["status"], c["remedy"]) for c in error] == [("error", "investigate")] * 2
+    assert _remote_checks(_hpe_facts()) == []  # not read: no check
+
+
+def test_saved_output_and_live_read(tmp_path):
+    facts = _hpe_facts()
+    saved = tmp_path / "nvidia-smi-nvlink-R.txt"
+    saved.write_text(_text(HPE_R))
+    read = collect.with_remote(facts, path=str(saved))
+    assert read["nvlink_remote_error"] is None
+    assert read["nvlink_remote"]["gpus"][0]["peers"] == [{"gpu": 1, "bus_id": "0000:D5:00.0", "links": 12}]
+    bad = tmp_path / "not-nvlink.txt"
+    bad.write_text("Segmentation fault (core dumped)\n")
+    failed = collect.with_remote(facts, path=str(bad))
+    assert failed["nvlink_remote"] is None and "nvidia-smi nvlink -R" in failed["nvlink_remote_error"]
+    assert failed["nvlink_remote_error"].endswith("(file %s)" % bad)
+    # live: a real program behind the runner seam prints the capture for "nvlink -R"
+    prog = tmp_path / "nvidia-smi"
+    prog.write_text('#!/bin/sh\n[ "$1 $2" = "nvlink -R" ] || exit 3\ncat %s\n' % saved)
+    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
+    live = collect.with_remote(facts, str(prog), 30)
+    assert live["nvlink_remote"] == read["nvlink_remote"]
+    assert collect.with_remote(facts)["nvlink_remote"] is None

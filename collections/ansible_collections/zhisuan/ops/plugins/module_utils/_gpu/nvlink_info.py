@@ -224,11 +224,11 @@ def throughput_rate(before, after, window_s):
 
 def remote_topology(remote, gpus=None):
     """Judge-ready facts of a parsed ``-R`` output against the node's own GPUs (``gpus``: the gpu facts' ``gpus``,
-    each with ``index`` and ``pci_bus_id``): per GPU of the output ``{index, uuid, links, peers, switches, one_way,
-    shared, partial}``.
+    each with ``index`` and ``pci_bus_id``): per GPU of the output ``{index, name, uuid, links, messages, peers,
+    switches, one_way, shared, partial}``.
 
-    ``peers`` counts the links to each GPU of the node (by its index), ``switches`` the links to every other device
-    (NVSwitches, by bus id). ``one_way`` names the peers that list fewer or more links back than this GPU lists to
+    ``peers`` lists the GPUs of the node its links reach (``{gpu, bus_id, links}``), ``switches`` every other device
+    they reach (NVSwitches: ``{bus_id, links}``). ``one_way`` names the peers that list fewer or more links back than this GPU lists to
     them (a bridge or cable fault; not said when either block was read in part). ``shared`` names the remote ports
     (bus id and link) that two links of the output claim: on an NVSwitch board a miswired or misreported tray.
 
@@ -273,7 +273,17 @@ def remote_topology(remote, gpus=None):
             back = sum(1 for item in other["links"] if item.get("remote_bus_id") == mine)
             if back != count:
                 one_way.append("%d link(s) to GPU %d (%s), which lists %d back" % (count, peer, own_bus[peer], back))
-        result.append({"index": gpu["index"], "uuid": gpu.get("uuid"), "links": len(gpu["links"]),
-                       "peers": peers, "switches": switches, "one_way": one_way, "shared": shared,
-                       "partial": bool(gpu.get("partial"))})
+        result.append({"index": gpu["index"], "name": gpu.get("name"), "uuid": gpu.get("uuid"),
+                       "links": len(gpu["links"]), "messages": list(gpu.get("messages") or []),
+                       "peers": [{"gpu": peer, "bus_id": own_bus[peer], "links": count}
+                                 for peer, count in sorted(peers.items())],
+                       "switches": [{"bus_id": bus, "links": count} for bus, count in sorted(switches.items())],
+                       "one_way": one_way, "shared": shared, "partial": bool(gpu.get("partial"))})
     return result
+
+
+def remote_facts(remote, gpus=None):
+    """The ``nvlink_remote`` gpu fact of a parsed ``-R`` output: ``{gpus: remote_topology(...), unparsed,
+    partial}`` (docs/gpu-facts.md)."""
+    return {"gpus": remote_topology(remote, gpus), "unparsed": list(remote.get("unparsed") or []),
+            "partial": bool(remote.get("partial"))}
