@@ -264,3 +264,28 @@ def test_saved_output_and_live_read(tmp_path):
     live = collect.with_remote(facts, str(prog), 30)
     assert live["nvlink_remote"] == read["nvlink_remote"]
     assert collect.with_remote(facts)["nvlink_remote"] is None
+
+
+def test_saved_outputs_folder_names_the_remote_file(tmp_path):
+    """diagnose.yml's folder of saved outputs: nvidia-smi-nvlink-R.txt is gpu_info's nvlink_remote_src, the live
+    option nvlink_remote is dropped, and gpu_info's src path fills nvlink_remote from it."""
+    import shutil
+    import types
+
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils._saved_outputs import saved_options
+
+    q_text = os.path.join(FIXTURES, "excerpt-h100-80gb-hbm3-q-load.txt")
+    shutil.copyfile(q_text, str(tmp_path / "nvidia-smi-q.txt"))
+    shutil.copyfile(os.path.join(FIXTURES, HGX_R), str(tmp_path / "nvidia-smi-nvlink-R.txt"))
+    read, options, used, missing = saved_options(str(tmp_path), ["gpu"], {"gpu": {"nvlink_remote": True}})
+    assert read == ["gpu"] and used == ["nvidia-smi-q.txt", "nvidia-smi-nvlink-R.txt"]
+    assert options["gpu"] == {"src": str(tmp_path / "nvidia-smi-q.txt"),
+                              "nvlink_remote_src": str(tmp_path / "nvidia-smi-nvlink-R.txt")}
+    module = types.SimpleNamespace(params=dict(options["gpu"], nvlink_src=None, nvidia_smi_path="/nonexistent",
+                                               timeout=5, nvlink=True, nvlink_errors_window=0, source="nvidia-smi"),
+                                   warn=lambda msg: None, check_mode=False)
+    facts = collect.collect_gpu_facts(module)["gpu"]
+    assert facts["nvlink_remote_error"] is None
+    assert len(facts["nvlink_remote"]["gpus"][0]["switches"]) == 6
+    check = _remote_checks(facts)[0]
+    assert check["status"] == "pass" and "6 other devices" in check["message"]
