@@ -54,7 +54,7 @@ options:
   nvlink_remote:
     description:
       - Also run C(nvidia-smi nvlink -R) (remote link info) and return where each GPU's NVLinks lead in
-        RV(gpu.nvlink_remote): the node's other GPUs (an NVLink bridge) or other devices (NVSwitches), links listed
+        RV(gpu.nvlink_remote) - the node's other GPUs (an NVLink bridge) or other devices (NVSwitches), links listed
         on one side only, and remote ports two links claim. The judge's C(gpu.nvlink.remote) check rates it.
       - Its failure is not fatal; it is reported in RV(gpu.nvlink_remote_error). Not run with O(src) or
         O(source=nvml).
@@ -185,10 +185,10 @@ gpu:
       description:
         - Where each GPU's NVLinks lead, from C(nvidia-smi nvlink -R) (O(nvlink_remote) or O(nvlink_remote_src)),
           V(null) when not read.
-        - C(unparsed) (the lines that could not be read, C(line N: text)), C(partial) and C(gpus), one per GPU of
-          the output (C(index), C(name), C(uuid), C(links), C(messages), C(peers) - C(gpu), C(bus_id), C(links) per
-          GPU of this node reached -, C(switches) - C(bus_id), C(links) per other device -, C(one_way), C(shared),
-          C(partial)).
+        - C(unparsed) (the lines that could not be read, each as C(line N) and its text), C(partial) and C(gpus),
+          one per GPU of the output (C(index), C(name), C(uuid), C(links), C(messages), C(peers) - C(gpu),
+          C(bus_id), C(links) per GPU of this node reached -, C(switches) - C(bus_id), C(links) per other device -,
+          C(one_way), C(shared), C(partial)).
       type: dict
     nvlink_remote_error:
       description: Why C(nvidia-smi nvlink -R) could not be read, else V(null).
