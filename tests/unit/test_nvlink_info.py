@@ -170,6 +170,19 @@ def test_throughput_rate_between_two_real_reads():
     assert back[0]["links"][0]["counters"]["data_tx_kib"]["gbs"] is None
 
 
+def test_throughput_dgx2_job_start_and_end_with_elisions():
+    start = nvlink_info.parse_throughput(_text("nvlink-gt-d-v100-sxm3-dgx2-job-start-excerpt.txt"))
+    end = nvlink_info.parse_throughput(_text("nvlink-gt-d-v100-sxm3-dgx2-job-end-excerpt.txt"))
+    # the elision before the first header and the one after the last link are named; the output is partial
+    assert start["unparsed"] == ["line 1: ...", "line 5: ..."] and start["partial"] is True
+    assert start["gpus"][0]["index"] == 3 and start["gpus"][0]["name"] == "Tesla V100-SXM3-32GB"
+    rate = nvlink_info.throughput_rate(start, end, 125)
+    counters = rate[0]["links"][0]["counters"]
+    assert counters["data_tx_kib"]["delta_kib"] == 20886285 - 19241022
+    assert counters["data_rx_kib"]["delta_kib"] == 20904969 - 19255516
+    assert counters["data_rx_kib"]["gbs"] == round(1649453 * 1024.0 / 125 / 1e9, 3)
+
+
 def test_throughput_comma_grouping_and_cut_line():
     text = "GPU 0: NVIDIA GB200 (UUID: GPU-a)\n         Link 0: Data Tx: 1,234 KiB\n         Link 0: Data R"
     result = nvlink_info.parse_throughput(text)
