@@ -70,7 +70,8 @@ def test_remote_topology_finds_a_link_lost_on_one_side_and_a_shared_port():
     # and its link 11 reaches another device: GPU 0 lists 12 links to GPU 1, GPU 1 only 11 back.
     text = _text(HPE_R).replace("Link 4: Remote Device 00000000:C2:00.0: Link 6",
                                 "Link 4: Remote Device 00000000:C2:00.0: Link 7")
-    text = text.replace("Link 11: Remote Device 00000000:C2:00.0: Link 15", "Link 11: Remote Device 00000000:41:00.0: Link 15")
+    text = text.replace("Link 11: Remote Device 00000000:C2:00.0: Link 15",
+                        "Link 11: Remote Device 00000000:41:00.0: Link 15")
     assert text.count("00000000:41:00.0") == 1
     topology = nvlink_info.remote_topology(nvlink_info.parse_remote(text), HPE_GPUS)
     assert topology[0]["one_way"] == ["12 link(s) to GPU 1 (0000:D5:00.0), which lists 11 back"]

@@ -21,7 +21,9 @@ reason in ``nvlink_remote_error`` when that read fails.
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink, nvlink_errors, nvlink_info, nvml
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import (
+    nvidia_smi, nvlink, nvlink_errors, nvlink_info, nvml,
+)
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, read_saved, run, tool_failed
 
 # The options of zhisuan.ops.gpu_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for gpu.

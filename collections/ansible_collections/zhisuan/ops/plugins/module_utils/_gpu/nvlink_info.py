@@ -228,9 +228,10 @@ def remote_topology(remote, gpus=None):
     switches, one_way, shared, partial}``.
 
     ``peers`` lists the GPUs of the node its links reach (``{gpu, bus_id, links}``), ``switches`` every other device
-    they reach (NVSwitches: ``{bus_id, links}``). ``one_way`` names the peers that list fewer or more links back than this GPU lists to
-    them (a bridge or cable fault; not said when either block was read in part). ``shared`` names the remote ports
-    (bus id and link) that two links of the output claim: on an NVSwitch board a miswired or misreported tray.
+    they reach (NVSwitches: ``{bus_id, links}``). ``one_way`` names the peers that list fewer or more links back
+    than this GPU lists to them (a bridge or cable fault; not said when either block was read in part). ``shared``
+    names the remote ports (bus id and link) that two links of the output claim: on an NVSwitch board a miswired or
+    misreported tray.
 
     The local link numbers of ``-R`` count the active links (0, 1, 2, ...) while the remote link numbers are the
     remote device's own (the H100 PCIe capture: local 4 -> remote 6), so links are paired by device, not by number.
