@@ -160,6 +160,7 @@ def _well_formed_nvlink(name, result):
 @pytest.mark.parametrize("relpath,reader", NVLINK_FORMS, ids=[path for path, _reader in NVLINK_FORMS])
 def test_nvlink_forms_are_total(relpath, reader):
     gpus = [{"index": 0, "pci_bus_id": "0000:C2:00.0"}, {"index": 1, "pci_bus_id": "0000:D5:00.0"}]
+    base = nvidia_smi.parse_xml(fixture_text("nvidia-smi/q-x-a100-sxm4-80gb-mig-535.xml"))
 
     @FUZZ
     @given(text_mutations(fixture_text(relpath)))
@@ -170,6 +171,12 @@ def test_nvlink_forms_are_total(relpath, reader):
         _well_formed_nvlink(reader.__name__, result)
         assert_total("remote_topology", nvlink_info.remote_topology, result, gpus)
         assert_total("throughput_rate", nvlink_info.throughput_rate, result, result, 10)
+        if reader is nvlink_info.parse_remote:
+            # the judge on what the damaged -R gave (the GPUs of a real -q capture): total, well-formed checks
+            facts = nvlink.attach(base, [])
+            facts.update(nvlink_error=None, nvlink_remote_error=None,
+                         nvlink_remote=nvlink_info.remote_facts(result, facts["gpus"]))
+            _judge("judge_gpu", gpu_rules.judge_gpu, "n1", facts, PROFILES["a100"])
     run()
 
 
