@@ -9,10 +9,9 @@
 docs/gpu-facts.md). Only judged when it was read (``gpu_info``'s ``nvlink_remote`` or ``nvlink_remote_src``).
 
 * links listed on one side only - this GPU lists N links to a GPU of the node that lists a different number back
-  (``one_way``) -> ``fail``, ``reseat`` when the peer is a GPU (an NVLink bridge seated on one side: reseat or
-  replace it), ``investigate`` otherwise;
-* a remote port (bus id and link) that two links claim (``shared``) -> ``fail``, ``investigate`` (a miswired or
-  misreported NVSwitch tray or bridge);
+  (``one_way``) -> ``fail``, ``reseat`` (the NVLink bridge between the two: reseat or replace it);
+* a remote port (bus id and link) that two links claim (``shared``) and no ``one_way`` -> ``fail``, ``investigate``
+  (a miswired or misreported NVSwitch tray);
 * the GPU's block, or the output, read in part (``partial``: an elided, damaged or cut line) -> ``warn``,
   ``investigate`` (read ``nvidia-smi nvlink -R`` again): the rest was judged, nothing in it failed;
 * no links (a message such as ``Device does not have or support Nvlink``) -> ``skip``;
@@ -58,7 +57,7 @@ def nvlink_remote_checks(ctx, facts):
     evidence = evidence_of(("links", entry.get("links")), ("reach", reach))
     if one_way or shared:
         problems = one_way[:4] + shared[:4]
-        to_gpu = bool(one_way) and bool(entry.get("peers"))
+        to_gpu = bool(one_way)  # one_way is only said of links to a GPU of the node
         ctx.add(CHECK_ID, "fail", observed=plural(len(one_way) + len(shared), "mismatch"), expected=expected,
                 message="%s: its NVLinks and their far ends disagree (%s): %s" % (
                     label, "; ".join(problems),
