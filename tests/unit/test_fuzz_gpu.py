@@ -27,7 +27,8 @@ from fuzzing import (
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import (
-    burn_collect, collect, dcgm, dcgm_collect, dcgm_health, gpu_burn, nvidia_smi, nvlink, xid, xid_collect,
+    burn_collect, collect, dcgm, dcgm_collect, dcgm_health, gpu_burn, nvidia_smi, nvlink, nvlink_info, xid,
+    xid_collect,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
@@ -59,6 +60,10 @@ NVSMI_TEXT = ["nvidia-smi/" + name for name in _names(
     or n.startswith("i0-q-"))]
 NVLINK = ["nvidia-smi/" + name for name in _names(
     "nvidia-smi", lambda n: n.startswith("nvlink-s-") or n.endswith("-nvlink-s.txt"))]
+# The other nvlink forms (issue 23), each with its reader.
+NVLINK_FORMS = [("nvidia-smi/" + name, reader) for prefix, reader in (
+    ("nvlink-R-", nvlink_info.parse_remote), ("nvlink-c-", nvlink_info.parse_capabilities),
+    ("nvlink-gt-", nvlink_info.parse_throughput)) for name in _names("nvidia-smi", lambda n, p=prefix: n.startswith(p))]
 DCGM_DIAG = ["dcgm/" + name for name in _names("dcgm", lambda n: n.startswith("dcgmi-diag-"))]
 DCGM_HEALTH = ["dcgm/" + name for name in _names("dcgm", lambda n: n.startswith("dcgmi-health-"))]
 KERNEL_LOGS = ["kernel-log/" + name for name in _names("kernel-log", lambda n: True)]
@@ -137,6 +142,61 @@ def test_nvlink_status_is_total(relpath):
         facts, _error = assert_total("nvlink.attach", nvlink.attach, base, status or [])
         facts["nvlink_error"] = None
         _judge("judge_gpu", gpu_rules.judge_gpu, "n1", facts, PROFILES["a100"])
+    run()
+
+
+def _links_read(result):
+    return sum(len(gpu["links"]) for gpu in result["gpus"])
+
+
+def _well_formed_nvlink(name, result):
+    assert set(result) == {"gpus", "unparsed", "partial"}, name
+    for gpu in result["gpus"]:
+        numbers = [link["link"] for link in gpu["links"]]
+        assert numbers == sorted(set(numbers)), "%s: links of GPU %s not unique and sorted" % (name, gpu["index"])
+    assert len(result["unparsed"]) <= 51, name
+
+
+@pytest.mark.parametrize("relpath,reader", NVLINK_FORMS, ids=[path for path, _reader in NVLINK_FORMS])
+def test_nvlink_forms_are_total(relpath, reader):
+    gpus = [{"index": 0, "pci_bus_id": "0000:C2:00.0"}, {"index": 1, "pci_bus_id": "0000:D5:00.0"}]
+    base = nvidia_smi.parse_xml(fixture_text("nvidia-smi/q-x-a100-sxm4-80gb-mig-535.xml"))
+
+    @FUZZ
+    @given(text_mutations(fixture_text(relpath)))
+    def run(text):
+        result, _error = assert_total(reader.__name__, reader, text)
+        if result is None:
+            return
+        _well_formed_nvlink(reader.__name__, result)
+        assert_total("remote_topology", nvlink_info.remote_topology, result, gpus)
+        assert_total("throughput_rate", nvlink_info.throughput_rate, result, result, 10)
+        if reader is nvlink_info.parse_remote:
+            # the judge on what the damaged -R gave (the GPUs of a real -q capture): total, well-formed checks
+            facts = nvlink.attach(base, [])
+            facts.update(nvlink_error=None, nvlink_remote_error=None,
+                         nvlink_remote=nvlink_info.remote_facts(result, facts["gpus"]))
+            _judge("judge_gpu", gpu_rules.judge_gpu, "n1", facts, PROFILES["a100"])
+    run()
+
+
+@pytest.mark.parametrize("relpath,reader", NVLINK_FORMS, ids=[path for path, _reader in NVLINK_FORMS])
+def test_nvlink_forms_one_damaged_line_costs_only_that_line(relpath, reader):
+    text = fixture_text(relpath)
+    lines = text.splitlines()
+    good = reader(text)
+    candidates = [index for index, line in enumerate(lines) if line.strip().startswith("Link")]
+
+    @FUZZ
+    @given(st.sampled_from(candidates), st.text(max_size=40))
+    def run(index, junk):
+        damaged = lines[:index] + [junk] + lines[index + 1:]
+        result, error = assert_total(reader.__name__, reader, "\n".join(damaged) + "\n")
+        assert error is None, "one damaged link line refused the whole output: %s" % error
+        _well_formed_nvlink(reader.__name__, result)
+        # every other link is still read (the damaged line held one link's item: at most that link is lost)
+        assert _links_read(result) >= _links_read(good) - 1
+        assert [gpu["index"] for gpu in result["gpus"]] == [gpu["index"] for gpu in good["gpus"]]
     run()
 
 

@@ -182,7 +182,7 @@ def test_options_given_to_the_task_win_and_null_ones_are_left_out():
     options = _check_vars.family_options(_check_vars.COLLECT, ["gpu", "dcgm"],
                                          {"gpu": {"timeout": 5, "extra": 1}, "dcgm": {"level": None}}, view)
     assert options["gpu"] == {"nvidia_smi_path": "/inv/nvidia-smi", "timeout": 5, "extra": 1, "nvlink_errors_window": 0,
-                              "throttle_window": 0}
+                              "throttle_window": 0, "nvlink_remote": False}
     # a null given option and a chain that ends in the empty default: the module's own default applies
     assert options["dcgm"] == {"dcgmi_path": "dcgmi"}
 

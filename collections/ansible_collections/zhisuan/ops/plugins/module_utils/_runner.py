@@ -56,10 +56,11 @@ MAX_OUTPUT_MIB = {
     # a kernel log read whole (the network family's link events; the Xid read streams and filters instead)
     "journalctl": 64,
     "dmesg": 32,
-    # nvidia-smi -q -x: some 100-250 KiB per GPU; nvidia-smi nvlink -s / -e a few KiB per link
+    # nvidia-smi -q -x: some 100-250 KiB per GPU; nvidia-smi nvlink -s / -e / -R a few KiB per link
     "nvidia-smi": 64,
     "nvidia-smi nvlink": 16,
     "nvidia-smi nvlink -e": 16,
+    "nvidia-smi nvlink -R": 16,
     "nvidia-smi topo": 4,
     # job logs (kubectl logs --all-containers), nccl-tests and mpirun over many ranks
     "kubectl": 64,

@@ -51,6 +51,21 @@ options:
       - Its failure is not fatal; it is reported in RV(gpu.nvlink_error).
     type: bool
     default: true
+  nvlink_remote:
+    description:
+      - Also run C(nvidia-smi nvlink -R) (remote link info) and return where each GPU's NVLinks lead in
+        RV(gpu.nvlink_remote) - the node's other GPUs (an NVLink bridge) or other devices (NVSwitches), links listed
+        on one side only, and remote ports two links claim. The judge's C(gpu.nvlink.remote) check rates it.
+      - Its failure is not fatal; it is reported in RV(gpu.nvlink_remote_error). Not run with O(src) or
+        O(source=nvml).
+    type: bool
+    default: false
+  nvlink_remote_src:
+    description:
+      - With O(src), path on the node of a saved C(nvidia-smi nvlink -R) output, read into RV(gpu.nvlink_remote)
+        with the same line-by-line reader as the live call.
+      - A file that cannot be read or holds no GPU block is reported in RV(gpu.nvlink_remote_error).
+    type: path
   source:
     description:
       - Where the facts come from. V(nvidia-smi) runs O(nvidia_smi_path) (C(-q -x), and C(nvlink -s) with O(nvlink)).
@@ -165,6 +180,18 @@ gpu:
       type: dict
     nvlink_errors_error:
       description: Why C(nvidia-smi nvlink -e) could not be read, else V(null).
+      type: str
+    nvlink_remote:
+      description:
+        - Where each GPU's NVLinks lead, from C(nvidia-smi nvlink -R) (O(nvlink_remote) or O(nvlink_remote_src)),
+          V(null) when not read.
+        - C(unparsed) (the lines that could not be read, each as C(line N) and its text), C(partial) and C(gpus),
+          one per GPU of the output (C(index), C(name), C(uuid), C(links), C(messages), C(peers) - C(gpu),
+          C(bus_id), C(links) per GPU of this node reached -, C(switches) - C(bus_id), C(links) per other device -,
+          C(one_way), C(shared), C(partial)).
+      type: dict
+    nvlink_remote_error:
+      description: Why C(nvidia-smi nvlink -R) could not be read, else V(null).
       type: str
     throttle_window:
       description:

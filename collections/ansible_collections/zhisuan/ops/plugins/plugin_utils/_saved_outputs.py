@@ -20,7 +20,8 @@ import os
 
 # part -> option -> the file names it is read from, first found wins; every part needs its ``src``.
 FILES = (
-    ("gpu", (("src", ("nvidia-smi-q.xml", "nvidia-smi-q.txt")), ("nvlink_src", ("nvidia-smi-nvlink-s.txt",)))),
+    ("gpu", (("src", ("nvidia-smi-q.xml", "nvidia-smi-q.txt")), ("nvlink_src", ("nvidia-smi-nvlink-s.txt",)),
+             ("nvlink_remote_src", ("nvidia-smi-nvlink-R.txt",)))),
     ("gpu_bandwidth", (("src", ("nvbandwidth.txt", "bandwidthTest.txt")),)),
     ("xid", (("src", ("journalctl-k.txt", "dmesg.txt")),)),
     ("dcgm", (("src", ("dcgmi-diag.json",)),)),
@@ -28,7 +29,7 @@ FILES = (
 )
 # options of a live run that do not apply to a saved file: the Xid window is the file's (a case sent last week is
 # read whole), and nothing is run or waited for
-DROPPED = {"xid": ("since", "source"), "gpu": ("nvlink_errors_window",)}
+DROPPED = {"xid": ("since", "source"), "gpu": ("nvlink_errors_window", "nvlink_remote")}
 # the parts a saved output can stand for (the others are collected on a live node only)
 READABLE = tuple(name for name, dummy in FILES)
 

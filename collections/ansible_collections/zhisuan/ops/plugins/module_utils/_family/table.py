@@ -142,6 +142,7 @@ PARTS = (
                                        ("zhisuan_thresholds", "gpu", "nvlink_errors_window_s")), 0, "int"),
              "throttle_window": (("check_gpu_throttle_window",
                                   ("zhisuan_thresholds", "gpu", "throttle_window_s")), 0, "int"),
+             "nvlink_remote": (("check_gpu_nvlink_remote", "zhisuan_gpu_nvlink_remote"), False),
          },
          judge={
              "profile": _PROFILE,

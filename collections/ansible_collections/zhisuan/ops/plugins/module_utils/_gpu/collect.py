@@ -13,13 +13,17 @@ counters' growth over the window), and with ``throttle_window`` > 0 a second ``n
 after the first into ``throttle_window`` (the clocks event reasons counters' growth). The first ``-q -x`` call is the
 one that must work: when only an nvlink call fails, the
 facts are still returned, with the reason in ``nvlink_error`` / ``nvlink_errors_error``, so the judge turns that into
-an ``error`` check for NVLink alone.
+an ``error`` check for NVLink alone. With ``nvlink_remote`` (or ``nvlink_remote_src`` beside ``src``) it also reads
+``nvidia-smi nvlink -R`` into ``nvlink_remote``: where each GPU's links lead (``nvlink_info.remote_facts``), with the
+reason in ``nvlink_remote_error`` when that read fails.
 """
 
 import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ParseError, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink, nvlink_errors, nvml
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import (
+    nvidia_smi, nvlink, nvlink_errors, nvlink_info, nvml,
+)
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, read_saved, run, tool_failed
 
 # The options of zhisuan.ops.gpu_info (besides the shared timeout); zhisuan.ops.node_collect takes the same for gpu.
@@ -28,6 +32,8 @@ GPU_INFO_ARGSPEC = dict(
     src=dict(type="path"),
     nvlink_src=dict(type="path"),
     nvlink=dict(type="bool", default=True),
+    nvlink_remote_src=dict(type="path"),
+    nvlink_remote=dict(type="bool", default=False),
     nvlink_errors_window=dict(type="int", default=0),
     throttle_window=dict(type="int", default=0),
     source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
@@ -149,19 +155,49 @@ def saved_nvlink(facts, path, warn=None):
     return result
 
 
+def _remote_read(nvidia_smi_path, timeout):
+    result = run([nvidia_smi_path, "nvlink", "-R"], timeout=timeout, tool=nvlink_info.TOOL_REMOTE)
+    try:
+        return nvlink_info.parse_remote(result.stdout)
+    except ZhisuanError as exc:
+        raise attach(exc, result)
+
+
+def with_remote(facts, nvidia_smi_path=None, timeout=None, path=None):
+    """``facts`` with ``nvlink_remote`` (``nvidia-smi nvlink -R`` run, or read from the saved ``path``) and
+    ``nvlink_remote_error``; both None when neither is asked for. A failing read spoils this fact only."""
+    result = dict(facts)
+    result.update(nvlink_remote=None, nvlink_remote_error=None)
+    if not nvidia_smi_path and not path:
+        return result
+    try:
+        if path:
+            remote = nvlink_info.parse_remote(read_saved(path, nvlink_info.TOOL_REMOTE))
+        else:
+            remote = _remote_read(nvidia_smi_path, timeout)
+    except ZhisuanError as exc:
+        result["nvlink_remote_error"] = "%s (file %s)" % (exc.message, path) if path else exc.message
+        return result
+    result["nvlink_remote"] = nvlink_info.remote_facts(remote, facts.get("gpus"))
+    return result
+
+
 def collect_gpu_facts(module):
     params = module.params
     if params["src"]:
         facts = nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn)
         facts = saved_nvlink(facts, params["nvlink_src"], warn=module.warn) if params.get("nvlink_src") \
             else _no_nvlink(facts)
-        return {"gpu": with_windows(facts, None, None, 0, 0)}
+        return {"gpu": with_remote(with_windows(facts, None, None, 0, 0), path=params.get("nvlink_remote_src"))}
     if params.get("source") == "nvml":
-        return {"gpu": with_windows(_no_nvlink(nvml.read_facts()), None, None, 0, 0)}
+        return {"gpu": with_remote(with_windows(_no_nvlink(nvml.read_facts()), None, None, 0, 0))}
     window = params.get("nvlink_errors_window") or 0
     throttle_window = params.get("throttle_window") or 0
     for name, value in (("nvlink_errors_window", window), ("throttle_window", throttle_window)):
         if value < 0:
             raise OptionError(name, "%s must be 0 (off) or a number of seconds, got %s" % (name, value))
     facts = collect_facts(params["nvidia_smi_path"], params["timeout"], with_links=params["nvlink"], warn=module.warn)
-    return {"gpu": with_windows(facts, params["nvidia_smi_path"], params["timeout"], window, throttle_window)}
+    facts = with_windows(facts, params["nvidia_smi_path"], params["timeout"], window, throttle_window)
+    if params.get("nvlink_remote"):
+        return {"gpu": with_remote(facts, params["nvidia_smi_path"], params["timeout"])}
+    return {"gpu": with_remote(facts)}
