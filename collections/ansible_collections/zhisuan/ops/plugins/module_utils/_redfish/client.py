@@ -27,6 +27,7 @@ one inventory takes.
 """
 
 import http.client
+import inspect
 import json
 import time
 from urllib.error import HTTPError, URLError
@@ -41,6 +42,10 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.wire import (
     redfish_message, sessions_uri, with_query,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import ascii_digits, depth_ok
+
+# ansible-core 2.17+ lets a request reuse one TLS context (``Request.open(context=...)``); 2.16 builds one per
+# request from ``validate_certs`` and ``ca_path`` (the same settings, only slower)
+OPEN_TAKES_CONTEXT = "context" in inspect.signature(Request.open).parameters
 
 
 class BMCErrorBody(BMCError):
@@ -322,11 +327,13 @@ class RedfishClient(object):
 
     def _send(self, method, url, data, headers, basic):
         """The transport: one HTTP exchange as ``(status, headers, body bytes)``; HTTP errors raise ``HTTPError``."""
+        context = self._tls_context()  # built even where open() cannot take it: a bad ca_path is the same error
+        tls = {"context": context} if OPEN_TAKES_CONTEXT else {"validate_certs": self.validate_certs,
+                                                               "ca_path": self.ca_path}
         answer = Request().open(method, url, data=data, headers=headers, timeout=self.timeout,
                                 url_username=self.username if basic else None,
                                 url_password=(self.password or "") if basic else None,
-                                force_basic_auth=basic, follow_redirects="safe", use_netrc=False,
-                                context=self._tls_context())
+                                force_basic_auth=basic, follow_redirects="safe", use_netrc=False, **tls)
         return answer.status, answer.headers, answer.read()
 
     # -- helpers ----------------------------------------------------------------------------------------------
