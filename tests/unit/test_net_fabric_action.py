@@ -26,7 +26,8 @@ def run_action(args, task_vars):
     task = SimpleNamespace(args=args, check_mode=False, async_val=0, action="zhisuan.ops.fabric_consistency")
     connection = MagicMock()
     connection._shell.tmpdir = "/nonexistent"
-    action = ActionModule(task, connection, MagicMock(), MagicMock(), MagicMock())
+    # the sixth argument (shared_loader_obj) is required by ansible-core 2.16, optional since 2.17
+    action = ActionModule(task, connection, MagicMock(), MagicMock(), MagicMock(), MagicMock())
     return action.run(task_vars=task_vars)
 
 

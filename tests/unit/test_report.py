@@ -398,7 +398,8 @@ def run_action(args, check_mode=False):
     task = SimpleNamespace(args=args, check_mode=check_mode, async_val=0, action="zhisuan.ops.report")
     connection = MagicMock()
     connection._shell.tmpdir = "/nonexistent"
-    action = ActionModule(task, connection, MagicMock(), MagicMock(), MagicMock())
+    # the sixth argument (shared_loader_obj) is required by ansible-core 2.16, optional since 2.17
+    action = ActionModule(task, connection, MagicMock(), MagicMock(), MagicMock(), MagicMock())
     return action.run(task_vars={})
 
 

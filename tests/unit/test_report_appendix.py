@@ -266,7 +266,8 @@ def _record(tmp_path, site_fact):
                            check_mode=False, async_val=0, action="zhisuan.ops.results")
     connection = MagicMock()
     connection._shell.tmpdir = "/nonexistent"
-    action = ResultsAction(task, connection, MagicMock(), MagicMock(), MagicMock())
+    # the sixth argument (shared_loader_obj) is required by ansible-core 2.16, optional since 2.17
+    action = ResultsAction(task, connection, MagicMock(), MagicMock(), MagicMock(), MagicMock())
     action._display = MagicMock()  # pylint: disable=protected-access
     check = make_check("gpu.count.present", "node01", "pass", observed=8, expected=8)
     hostvars = {"localhost": {"results_run_site": site_fact},
