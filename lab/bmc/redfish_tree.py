@@ -19,7 +19,19 @@ import _common  # noqa: E402  (the lab's shared fault format)
 FIXTURES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                             "tests", "fixtures", "redfish")
 ROOT = "/redfish/v1"
-TREES = ("nvidia-dgx-h100-viking", "nvidia-gb200-nvl", "dell-poweredge-r750-h100-pcie", "dmtf-public-rackmount1")
+
+
+def _corpus_trees(fixtures_dir):
+    """Every captured tree of the corpus folder (a sub-folder with a root ``index.json``), sorted: the lab can serve
+    any of them, so a scenario can meet a mixed fleet as a site does (issue 22 item 8)."""
+    try:
+        names = os.listdir(fixtures_dir)
+    except OSError:
+        return ()
+    return tuple(sorted(n for n in names if os.path.isfile(os.path.join(fixtures_dir, n, "index.json"))))
+
+
+TREES = _corpus_trees(FIXTURES_DIR)
 
 # Resource.State values of the Redfish Resource schema (Resource.v1_x "State" enum).
 RESOURCE_STATES = ("Enabled", "Disabled", "StandbyOffline", "StandbySpare", "InTest", "Starting", "Absent",
