@@ -60,8 +60,9 @@ def test_every_node_is_sampled_throughout_its_burn_with_fewer_forks(tmp_path):
         assert watch["sample_s"] == SAMPLE_S and watch["stopped"] is None and watch["failed_samples"] == []
         assert end - start >= DURATION, (host, watch)
         # every sample inside the node's own burn, the first one interval after its start, the last one within an
-        # interval of its end, never a gap of much more than the interval
-        assert times and all(start < moment < end for moment in times), (host, watch)
+        # interval of its end, never a gap of much more than the interval (a sample stamped in the burn's last
+        # millisecond may read the same millisecond as its end; none is ever taken after it)
+        assert times and all(start < moment <= end for moment in times), (host, watch)
         assert times[0] - start <= SAMPLE_S + SLACK_S, (host, watch)
         assert end - times[-1] <= SAMPLE_S + SLACK_S, (host, watch)
         assert watch["coverage"]["max_gap_s"] <= SAMPLE_S + SLACK_S, (host, watch)

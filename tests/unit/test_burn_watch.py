@@ -151,3 +151,22 @@ def test_negative_sample_s_is_an_option_error(tmp_path, capsys):
             gpu_burn.main()
     out = json.loads(capsys.readouterr().out)
     assert out["failed"] and "sample_s must be 0 (no watch) or a number of seconds, got -5" in out["msg"]
+
+
+def test_no_sample_is_taken_once_the_watch_has_ended():
+    # the interval may run out just as the burn ends (stop() racing the sampler's wait): the sample that would start
+    # then is not taken, so every sample lies inside the burn
+    calls = []
+    sampler = burn_watch.Sampler(lambda: calls.append(1) or {"gpus": []}, 5, clock=lambda: 100.0)
+    sampler.started = 90.0
+    assert sampler.sample_once() is True and len(calls) == 1
+    sampler.stop()
+    assert sampler.sample_once() is False
+    facts = sampler.facts()
+    assert len(calls) == 1 and len(facts["samples"]) == 1 and facts["ended"] == 100.0
+
+
+def test_iso_rounds_to_the_millisecond_without_losing_the_second():
+    assert burn_watch.iso(1796406769.9996) == "2026-12-04T17:52:50.000Z"
+    assert burn_watch.iso(1796406769.1484) == "2026-12-04T17:52:49.148Z"
+    assert burn_watch.iso(1796406769.0) == "2026-12-04T17:52:49.000Z"

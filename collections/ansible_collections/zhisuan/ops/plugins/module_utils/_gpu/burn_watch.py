@@ -47,8 +47,9 @@ def slim_gpu_facts(facts):
 
 def iso(epoch):
     """An epoch time as ISO 8601 UTC with milliseconds (``2026-12-03T17:40:01.250Z``)."""
-    whole = int(epoch)
-    return "%s.%03dZ" % (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)), int(round((epoch - whole) * 1000)) % 1000)
+    # rounded to the millisecond as a whole, so .9996 s carries into the next second instead of reading .000 of this one
+    whole, millis = divmod(int(round(epoch * 1000)), 1000)
+    return "%s.%03dZ" % (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)), millis)
 
 
 class Sampler(object):
@@ -73,6 +74,8 @@ class Sampler(object):
         self.ended = None
         self.write_error = None
         self._halt = threading.Event()
+        # held while the end is stamped and while a sample is stamped, so no sample starts after the watch ended
+        self._lock = threading.Lock()
         self._thread = None
 
     def start(self):
@@ -83,8 +86,9 @@ class Sampler(object):
 
     def stop(self, wait=None):
         """End the watch; ``wait`` seconds at most for a sample being taken (default: none left hanging forever)."""
-        self.ended = self.clock()
-        self._halt.set()
+        with self._lock:
+            self.ended = self.clock()
+            self._halt.set()
         if self._thread is not None:
             self._thread.join(wait)
 
@@ -94,8 +98,12 @@ class Sampler(object):
                 return
 
     def sample_once(self):
-        """Take one sample; False when the watch must stop (the tool timed out)."""
-        taken = self.clock()
+        """Take one sample; False when the watch must stop (the tool timed out, or the watch was stopped)."""
+        with self._lock:
+            if self._halt.is_set():
+                # the interval ran out just as the burn ended: a sample now would be taken after the burn
+                return False
+            taken = self.clock()
         try:
             facts = self.read()
         except ToolTimeout as exc:
