@@ -358,13 +358,14 @@ def test_junit_needs_no_package(results, monkeypatch):
 def test_write_reports(results, tmp_path):
     dest = tmp_path / "out"
     paths = _report.write_reports(results, str(dest), ["html", "markdown", "junit"], TEMPLATES)
+    # an acceptance run also gets stages.csv (where each node stands in the delivery)
     assert paths == {"html": str(dest / "report.html"), "markdown": str(dest / "report.md"),
-                     "junit": str(dest / "junit.xml")}
-    assert sorted(os.listdir(dest)) == ["junit.xml", "report.html", "report.md"]  # no temp files left
+                     "junit": str(dest / "junit.xml"), "stages": str(dest / "stages.csv")}
+    assert sorted(os.listdir(dest)) == ["junit.xml", "report.html", "report.md", "stages.csv"]  # no temp files left
     assert (dest / "report.md").read_text(encoding="utf-8") == _report.render_markdown(results, TEMPLATES)
     # a second identical render changes nothing
     plan = _report.plan_reports(results, str(dest), ["html", "markdown", "junit"], TEMPLATES)
-    assert [changed for dummy_f, dummy_p, dummy_t, changed in plan] == [False, False, False]
+    assert [changed for dummy_f, dummy_p, dummy_t, changed in plan] == [False, False, False, False]
 
 
 def test_write_reports_errors(results, tmp_path):
@@ -411,7 +412,8 @@ def test_action_renders_and_is_idempotent(results, tmp_path):
     assert out["verdict"] == "not_accepted"
     assert out["summary"]["hosts"]["unreachable"] == 1 and out["summary"]["open_issues"] == 5
     assert out["paths"] == {"html": str(tmp_path / "report.html"), "markdown": str(tmp_path / "report.md"),
-                            "junit": str(tmp_path / "junit.xml"), "json": str(tmp_path / "report.json")}
+                            "junit": str(tmp_path / "junit.xml"), "json": str(tmp_path / "report.json"),
+                            "stages": str(tmp_path / "stages.csv")}
     assert out["summary"]["grade"] == "fail" and "history" not in out
     assert all(os.path.isfile(p) for p in out["paths"].values())
     assert run_action({"src": str(src), "template_dir": TEMPLATES})["changed"] is False
@@ -422,7 +424,8 @@ def test_action_check_mode_writes_nothing(results, tmp_path):
     src.write_text(json.dumps(results), encoding="utf-8")
     out = run_action({"src": str(src), "dest": str(tmp_path / "out"), "formats": ["junit"],
                       "template_dir": TEMPLATES}, check_mode=True)
-    assert out["changed"] is True and out["paths"] == {"junit": str(tmp_path / "out" / "junit.xml")}
+    assert out["changed"] is True and out["paths"] == {"junit": str(tmp_path / "out" / "junit.xml"),
+                                                        "stages": str(tmp_path / "out" / "stages.csv")}
     assert not (tmp_path / "out").exists()
 
 

@@ -85,7 +85,8 @@ def test_the_installed_collection_renders_a_saved_run(installed, tmp_path, lang,
     assert "not_accepted %s" % (work / "run" / "report.html") in out
     html = (work / "run" / "report.html").read_text(encoding="utf-8")
     assert verdict_words in html and '<section id="signoff"' in html
-    assert sorted(os.listdir(str(work / "run"))) == ["junit.xml", "report.html", "report.json", "report.md", "results.json"]
+    assert sorted(os.listdir(str(work / "run"))) == ["junit.xml", "report.html", "report.json", "report.md", "results.json",
+                                                    "stages.csv"]
 
 
 def test_ansible_doc_reads_the_installed_report_docs(installed):

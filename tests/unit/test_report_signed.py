@@ -211,11 +211,12 @@ def test_every_run_ends_with_the_verdict_and_the_paths(tmp_path, callback):
     (run_dir / "results.json").write_text(json.dumps(rich_results()), encoding="utf-8")
     out = run_playbook(tmp_path, os.path.join("playbooks", "report.yml"), "-e", "report_src=%s" % (run_dir / "results.json"),
                        "-e", "report_history_dir=", stdout_callback=callback)
-    tail = out.rstrip("\n").splitlines()[-5:]
+    tail = out.rstrip("\n").splitlines()[-6:]
     assert tail[0].startswith("ZHISUAN VERDICT: NOT ACCEPTED (fail): ")
     assert tail[0].endswith("open issues")
     assert tail[1:] == ["  %-9s %s" % (fmt + ":", run_dir / name) for fmt, name in
-                        (("html", "report.html"), ("json", "report.json"), ("junit", "junit.xml"), ("markdown", "report.md"))]
+                        (("html", "report.html"), ("json", "report.json"), ("junit", "junit.xml"), ("markdown", "report.md"),
+                         ("stages", "stages.csv"))]
 
 
 def test_every_report_of_one_ansible_playbook_is_summed_up_in_order(tmp_path):
@@ -236,7 +237,9 @@ def test_every_report_of_one_ansible_playbook_is_summed_up_in_order(tmp_path):
     tail = out[out.index("PLAY RECAP"):].rstrip("\n").splitlines()
     verdicts = [number for number, line in enumerate(tail) if line.startswith("ZHISUAN VERDICT: NOT ACCEPTED (fail): ")]
     files = [tail.index("  %-9s %s" % ("markdown:", src.parent / "report.md")) for src in sources]
-    assert len(verdicts) == 2 and verdicts[0] < files[0] < verdicts[1] < files[1] == len(tail) - 1
+    # each acceptance report also wrote its stages.csv, printed after its report
+    assert len(verdicts) == 2 and verdicts[0] < files[0] < verdicts[1] < files[1] == len(tail) - 2
+    assert tail[-1] == "  %-9s %s" % ("stages:", sources[1].parent / "stages.csv")
 
 
 def test_a_run_without_results_prints_no_verdict(tmp_path):

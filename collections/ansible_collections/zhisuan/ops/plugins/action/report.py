@@ -39,6 +39,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_pdf import DEF
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import controller_zone
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import write_results
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._stages import site_results
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
@@ -52,6 +53,7 @@ ARGUMENT_SPEC = {
     "history_keep_runs": {"type": "int", "default": KEEP_RUNS},
     "history_keep_days": {"type": "float", "default": KEEP_DAYS},
     "retests": {"type": "list", "elements": "path", "default": []},
+    "stages": {"type": "list", "elements": "path", "default": []},
     "timezone": {"type": "str"},
     "pdf": {"type": "bool", "default": False},
     "chromium": {"type": "str"},
@@ -73,10 +75,17 @@ class ActionModule(ActionBase):
         dummy_validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         src = os.path.abspath(args["src"])
         retests = [self._results_file(path) for path in args["retests"]]
+        stages = [self._results_file(path) for path in args["stages"]]
+        if retests and stages:
+            raise AnsibleActionFail("zhisuan.ops.report: retests and stages cannot be given together; fold the "
+                                    "re-tests into their run first, then fold that run into the site record")
         dest = os.path.abspath(args["dest"] or os.path.dirname(src))
         if retests and not args["dest"]:
             # the folded run is a document of its own, beside the base run: <base run dir>-retested
             dest = os.path.dirname(src) + "-retested"
+        if stages and not args["dest"]:
+            # the site record, beside the last stage's run: <run dir>-site
+            dest = os.path.dirname(src) + "-site"
         history_dir = os.path.abspath(args["history_dir"]) if args["history_dir"] else None
         history = remediation = None
         kept = None
@@ -92,8 +101,20 @@ class ActionModule(ActionBase):
                 results = fold_retests(results, docs, sources=retests)
                 if not self._task.check_mode:
                     write_results(results, dest)  # the folded run re-renders from its own results.json
+            if stages:
+                docs = [results]
+                for path in stages:
+                    docs.append(load_results(path, max_mib=args["max_results_mib"]))
+                    warnings.extend(validate_results(docs[-1], SCHEMA_PATH, source=path))
+                try:
+                    results = site_results(docs)
+                except ValueError as exc:
+                    raise ReportError("zhisuan.ops.report: cannot fold the stages into a site record: %s" % exc)
+                if not self._task.check_mode:
+                    write_results(results, dest)
             if history_dir:
-                if not self._task.check_mode and not retests:  # the base and its re-tests are kept as they ran
+                # the base and its re-tests, and the stage runs, are kept as they ran (the folded record is theirs)
+                if not self._task.check_mode and not retests and not stages:
                     kept = store_run(history_dir, results, src=src)
                 history = load_history(history_dir, warn=warnings.append, current=None if kept is None else results,
                                        keep_runs=args["history_keep_runs"], keep_days=args["history_keep_days"],
@@ -130,8 +151,10 @@ class ActionModule(ActionBase):
             result["retests"] = results["run"]["retests"]
         # for the zhisuan.ops.run_summary callback, which reads the run's stats at its end instead of a copy of
         # every task result (Ansible copies each result once per callback that listens to results)
+        if stages:
+            result["stages"] = results["run"]["stages"]
         result["ansible_stats"] = report_stats(result["paths"], verdict, result["verdict_text"],
-                                               result["verdict_detail"], summary)
+                                               result["verdict_detail"], summary, kind=results["run"]["kind"])
         if history_dir:
             result["history"] = {"dir": history_dir, "runs": len(history or []),
                                  "kept": kept[0] if kept else None,

@@ -18,6 +18,8 @@ description:
   - "It reads what M(zhisuan.ops.report) and M(zhisuan.ops.results) leave in the run's custom stats
     (C(zhisuan_run_summary_reports), C(zhisuan_run_summary_results), lists that every run of one C(ansible-playbook)
     adds to), once, at the end; it listens to no task result, so a large run costs it nothing per task."
+  - "In a C(site.yml) run the site record's verdict is the one verdict line; each stage's report (delivery, burn-in,
+    acceptance) is one line above it (C(acceptance run: ACCEPTED (pass)  <its report.html>))."
   - Prints nothing in a run that neither recorded results nor rendered a report.
   - Enable it in C(ansible.cfg) with C(callbacks_enabled = zhisuan.ops.run_summary) (this project's C(ansible.cfg)
     does), or with the environment variable C(ANSIBLE_CALLBACKS_ENABLED).
@@ -54,10 +56,18 @@ class CallbackModule(CallbackBase):
     def lines(self):
         """The lines printed at the end: (text, colour)."""
         out = []
-        for report in self.reports:
+        # site.yml: one verdict, the site record's; each stage's report is one line above it
+        site = [report for report in self.reports if report.get("kind") == "site"]
+        for report in (self.reports if site else []):
+            if report.get("kind") == "site":
+                continue
+            grade, text = self._grade_text(report)
+            paths = report.get("paths") or {}
+            where = paths.get("html") or next(iter(sorted(paths.values())), "")
+            out.append(("  %s run: %s (%s)  %s" % (report.get("kind") or "stage", text, grade, where), None))
+        for report in site or self.reports:
             summary = report.get("summary") or {}
-            grade = summary.get("grade") or ("pass" if report.get("verdict") == "accepted" else "fail")
-            text = report.get("text") or str(report.get("verdict") or "").replace("_", " ").upper()
+            grade, text = self._grade_text(report)
             detail = report.get("detail")
             issues = summary.get("open_issues")
             words = "ZHISUAN VERDICT: %s (%s)" % (text, grade)
@@ -71,6 +81,12 @@ class CallbackModule(CallbackBase):
         for path in self.results_paths:
             out.append(("  %-9s %s" % ("results:", path), None))
         return out
+
+    @staticmethod
+    def _grade_text(report):
+        summary = report.get("summary") or {}
+        grade = summary.get("grade") or ("pass" if report.get("verdict") == "accepted" else "fail")
+        return grade, report.get("text") or str(report.get("verdict") or "").replace("_", " ").upper()
 
     def v2_playbook_on_stats(self, stats):
         self.reports, self.results_paths = run_summary(stats)

@@ -119,6 +119,21 @@ options:
     type: list
     elements: path
     default: []
+  stages:
+    description:
+      - The other stage runs of a C(site.yml) run (run directories or their C(results.json)), folded with O(src)
+        into one site record of kind C(site), so the site ends with one verdict and one report. Each node keeps
+        every stage's checks (a check two stages ran, the same id and component, counts once, as the newer stage
+        found it);
+        a node missing from a stage or unreachable in it gets an error check saying so; its status is the worst of
+        its stages; the report's stage view shows each node's delivery, burn-in and acceptance.
+      - Each must be a delivery, burn-in or acceptance run; not together with O(retests) (fold the re-tests into
+        their run first).
+      - The site record is written with its own C(results.json) to O(dest), default the folder of O(src) with
+        C(-site) appended. It is not added to O(history_dir); the stage runs stay there as they ran.
+    type: list
+    elements: path
+    default: []
   timezone:
     description:
       - The zone the report shows its times in (run start and finish, the sign-off, the history, re-tests), an IANA
@@ -210,6 +225,8 @@ paths:
   description:
     - The file written (or, in check mode, that would be written) for each requested format, and V(pdf) when
       O(pdf) printed C(report.pdf).
+    - V(stages) for a delivery, burn-in or acceptance run is C(stages.csv), the newest result of each of these stages
+      per node from the run and the history.
   returned: success
   type: dict
   sample:
@@ -262,6 +279,11 @@ ansible_stats:
       C(zhisuan.ops.run_summary) callback prints at the end of the run.
   returned: success
   type: dict
+stages:
+  description: With O(stages), the stage runs folded into the site record (kind, id, start, finish, hosts, partial).
+  returned: when O(stages) is given
+  type: list
+  elements: dict
 src:
   description: Absolute path of the results file that was rendered.
   returned: success

@@ -41,6 +41,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_view import (
 )
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import HAS_JSONSCHEMA, schema_errors
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._stages import stages_csv
 
 # What callers use from here (the action plugin, the bench, the tests), some of it defined in the report's parts.
 __all__ = ["FORMATS", "FILENAMES", "LANGUAGES", "SCHEMA_PATH", "DEFAULT_TEMPLATE_DIR", "NONE_TEXT", "ReportError",
@@ -51,6 +52,8 @@ __all__ = ["FORMATS", "FILENAMES", "LANGUAGES", "SCHEMA_PATH", "DEFAULT_TEMPLATE
 
 FORMATS = ("html", "markdown", "junit", "json")
 FILENAMES = {"html": "report.html", "markdown": "report.md", "junit": "junit.xml", "json": "report.json"}
+# beside the report of a delivery, burn-in or acceptance run: the newest result of each stage per node
+STAGES_FILENAME = "stages.csv"
 COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir))
 DEFAULT_TEMPLATE_DIR = os.path.join(COLLECTION_ROOT, "data", "templates")
 SCHEMA_PATH = os.path.join(COLLECTION_ROOT, "data", "schema", "results-v1.json")
@@ -249,7 +252,7 @@ def sweep_stale_temps(dest_dir, now=None):
     except OSError:
         return removed
     now = time.time() if now is None else now
-    heads = [".%s." % filename for filename in FILENAMES.values()]
+    heads = [".%s." % filename for filename in list(FILENAMES.values()) + [STAGES_FILENAME]]
     heads += [".%s." % language_filename(filename, language) for filename in FILENAMES.values() for language in LANGUAGES]
     for name in names:
         head = next((h for h in heads if name.startswith(h) and name.endswith(".tmp")), None)
@@ -331,6 +334,16 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
                     os.fsync(handle.fileno())
             changed = not (os.path.isfile(path) and filecmp.cmp(tmp, path, shallow=False))
             staged[-1] = (fmt, path, tmp, changed)
+        if view.get("stage_rows") is not None:
+            # where each node stands in the delivery, beside the report (_stages.py)
+            path = os.path.join(dest_dir, STAGES_FILENAME)
+            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(STAGES_FILENAME),
+                                       suffix=".tmp")
+            staged.append(("stages", path, tmp, True))
+            with io.open(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(stages_csv(view["stage_rows"]))
+            changed = not (os.path.isfile(path) and filecmp.cmp(tmp, path, shallow=False))
+            staged[-1] = ("stages", path, tmp, changed)
     except BaseException as exc:
         _discard(staged)
         if created:

@@ -378,5 +378,6 @@ def render_json(view):
                      for o in view.get("outliers") or []],
         "kpis": kpis,
         "appendix": _appendix_json(view.get("appendix")),
+        "stages": view.get("stage_rows"),
     }
     return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"

@@ -59,7 +59,8 @@ def NN_(one, many):
 
 
 KIND_NAMES = {"delivery": N_("delivery"), "burnin": N_("burn-in"), "acceptance": N_("acceptance"),
-              "diagnose": N_("diagnosis"), "remediate": N_("remediation"), "inspect": N_("inspection")}
+              "diagnose": N_("diagnosis"), "remediate": N_("remediation"), "inspect": N_("inspection"),
+              "site": N_("site delivery")}
 STATUS_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL"), "error": N_("ERROR"), "skip": N_("SKIP"),
                 "unreachable": N_("UNREACHABLE"), "none": N_("NONE")}
 GRADE_WORDS = {"pass": NP_("grade", "PASS"), "conditional": NP_("grade", "CONDITIONAL"), "fail": NP_("grade", "FAIL")}
@@ -79,12 +80,14 @@ PLAN_VERDICT = N_("REPAIR PLAN")
 ACCEPTANCE_WORDS = {"pass": "ACCEPTED", "conditional": "ACCEPTED WITH CONDITIONS", "fail": "NOT ACCEPTED"}
 # The title of each run's report (the other runs: "GPU cluster <kind> report")
 KIND_TITLES = {"inspect": N_("GPU cluster inspection report"), "diagnose": N_("GPU cluster diagnosis report"),
-               "remediate": N_("GPU cluster remediation report")}
+               "remediate": N_("GPU cluster remediation report"),
+               "site": N_("GPU cluster delivery acceptance report")}
 PLAN_TITLE = N_("GPU cluster repair plan")
 
 
 def is_acceptance(kind):
-    """Whether a run of ``kind`` ends in an acceptance verdict with a sign-off (delivery, burn-in, acceptance)."""
+    """Whether a run of ``kind`` ends in an acceptance verdict with a sign-off (delivery, burn-in, acceptance, and
+    the site record of site.yml)."""
     return kind not in KIND_VERDICTS
 
 

@@ -19,6 +19,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_errors import 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_fold import retest_rows
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import in_zone, zone
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_i18n import (
+    KIND_NAMES,
     localise,
     overview_words,
     translations,
@@ -30,6 +31,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_sections impor
     history_sections,
     kpi_notes,
 )
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._stages import SITE_KIND, STAGES, known_elsewhere, stage_rows
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._svg_overview import rack_groups, status_overview_svg
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_tables import (  # noqa: F401  (re-exported)
     _assets_view,
@@ -144,6 +146,13 @@ def build_view(results, history=None, remediation=None, language="en", timezone=
             view["grid_svg"] = Markup(status_overview_svg(rack_groups(view["hosts"], racks), overview_words(language)))
         statuses = dict((h["name"], h["status"]) for h in view["hosts"])
         view["retests"] = [dict(r, status=statuses.get(r["host"], "error")) for r in retest_rows(results)]
+        # where each node stands in the delivery (stages.csv always for a stage's run; the section once another run
+        # than this one has something to say)
+        kind = (results.get("run") or {}).get("kind")
+        view["stage_rows"] = stage_rows(results, history) if kind in STAGES or kind == SITE_KIND else None
+        view["stages"] = view["stage_rows"] if view["stage_rows"] and known_elsewhere(view["stage_rows"], results) \
+            else None
+        view["stage_names"] = dict((stage, KIND_NAMES[stage]) for stage in STAGES)
         view["elevation"] = elevation_view(results, view["hosts"])
         view["topology"] = topology_view(results)
         for key in ("network", "stability", "elevation"):

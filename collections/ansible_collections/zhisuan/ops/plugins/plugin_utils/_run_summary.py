@@ -24,10 +24,12 @@ def _stats(key, entry):
     return {"data": {key: [entry]}, "per_host": False, "aggregate": True}
 
 
-def report_stats(paths, verdict, text, detail, summary):
-    """The ``ansible_stats`` of a report: its files, verdict and the summary's grade and open issues."""
+def report_stats(paths, verdict, text, detail, summary, kind=None):
+    """The ``ansible_stats`` of a report: its files, verdict, the summary's grade and open issues, and the run's
+    kind (the callback prints a site record's verdict alone, its stages' as lines of it)."""
     summary = dict((key, summary[key]) for key in ("grade", "open_issues") if key in (summary or {}))
-    return _stats(REPORTS, {"paths": paths, "verdict": verdict, "text": text, "detail": detail, "summary": summary})
+    return _stats(REPORTS, {"paths": paths, "verdict": verdict, "text": text, "detail": detail, "summary": summary,
+                            "kind": kind})
 
 
 def results_stats(path):
