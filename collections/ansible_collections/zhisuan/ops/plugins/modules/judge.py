@@ -33,7 +33,7 @@ options:
     type: str
     required: true
     choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, drive, gpu, gpu_bandwidth, nccl, nccl_bisect,
-              nic, rdma_ports, storage, tuning, xid]
+              nic, rdma_ports, storage, tuning, verify, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and
@@ -42,7 +42,9 @@ options:
         M(zhisuan.ops.host_info), C(gpu) M(zhisuan.ops.gpu_info), C(xid)
         M(zhisuan.ops.xid_info), C(dcgm) M(zhisuan.ops.dcgm_diag), C(dcgm_health) M(zhisuan.ops.dcgm_health),
         C(gpu_bandwidth) M(zhisuan.ops.gpu_bandwidth), C(burn) M(zhisuan.ops.gpu_burn) (its C(async_status) result), C(burn_stability) a result holding
-        C(stability) (C(before), C(during), C(after) gpu facts and C(xid_before), C(xid_after) events).
+        C(stability) (C(before), C(during), C(after) gpu facts and C(xid_before), C(xid_after) events), C(verify) a
+        result holding C(verify) (the post-repair verification's C(checks), C(recheck) ids, C(power) read and result,
+        C(reachable); roles/verify_node).
     type: dict
     required: true
   profile:

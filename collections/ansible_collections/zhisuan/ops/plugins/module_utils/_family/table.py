@@ -247,6 +247,8 @@ PARTS = (
     Part("nic", "nic", "ethtool", "net"),
     Part("rdma_ports", "rdma", "ibstat", "net"),
     Part("cabling", "cabling", "lldpctl", "net"),
+    # the post-repair verification's five steps, graded from the checks check_gpu and check_burn made in it
+    Part("verify", "verify", "verify_node", "verify"),
 )
 
 # The judge options zhisuan.ops.check passes on to a part's judgement.
