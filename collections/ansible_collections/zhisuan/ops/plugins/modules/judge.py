@@ -33,7 +33,7 @@ options:
     type: str
     required: true
     choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, drive, gpu, gpu_bandwidth, nccl, nccl_bisect,
-              nic, rdma_ports, storage, tuning, verify, xid]
+              nic, rdma_ports, remediate, storage, tuning, verify, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and
@@ -44,7 +44,9 @@ options:
         C(gpu_bandwidth) M(zhisuan.ops.gpu_bandwidth), C(burn) M(zhisuan.ops.gpu_burn) (its C(async_status) result), C(burn_stability) a result holding
         C(stability) (C(before), C(during), C(after) gpu facts and C(xid_before), C(xid_after) events), C(verify) a
         result holding C(verify) (the post-repair verification's C(checks), C(recheck) ids, C(power) read and result,
-        C(reachable); roles/verify_node).
+        C(reachable); roles/verify_node), C(remediate) a result holding C(remediate) (one node's remediation
+        C(action), C(outcome), C(message), the plan entry's C(remedy) and C(why), C(stranded), C(history_errors),
+        C(history_file); roles/remediate_node).
     type: dict
     required: true
   profile:

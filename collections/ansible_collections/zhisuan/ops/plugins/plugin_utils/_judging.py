@@ -35,6 +35,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as g
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import nccl as nccl_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as xid_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage as storage_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import remediate as remediate_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import verify as verify_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _net_family as net_family
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
@@ -225,6 +226,8 @@ ADAPTERS = {
     "cabling": (net_family.cabling_rules, net_family.cabling_summary),
     "verify": (lambda host, facts, ctx: (None, verify_rules.judge_verify(host, facts)),
                lambda facts, profile, ctx: verify_rules.summarize_verify(facts)),
+    "remediate": (lambda host, facts, ctx: (None, remediate_rules.judge_remediate(host, facts)),
+                  lambda facts, profile, ctx: remediate_rules.summarize_remediate(facts)),
 }
 _SHAPE_TYPES = {"mapping": dict, "list": list, "null": type(None)}
 

@@ -126,6 +126,8 @@ FAMILIES = (
     Family("host", "controller", label="host"),
     Family("run", "controller", label="run"),
     Family("verify", "node", label="verify"),
+    # a remediation's outcome per node (remediate_node), graded on the controller
+    Family("remediate", "node"),
 )
 
 PARTS = (
@@ -249,6 +251,8 @@ PARTS = (
     Part("cabling", "cabling", "lldpctl", "net"),
     # the post-repair verification's five steps, graded from the checks check_gpu and check_burn made in it
     Part("verify", "verify", "verify_node", "verify"),
+    # the outcome of one node's remediation: its result check and the history writes that failed
+    Part("remediate", "remediate", "remediate_node", "remediate"),
 )
 
 # The judge options zhisuan.ops.check passes on to a part's judgement.
