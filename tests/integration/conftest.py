@@ -62,3 +62,9 @@ def run_playbook(tmp_path, playbook, inventory, extravars=None, tags=None, limit
 def checks_by_status(document, host, statuses=("fail", "error", "warn")):
     return sorted((c["id"], c["status"], c["component"], c["remedy"])
                   for c in document["hosts"][host]["checks"] if c["status"] in statuses)
+
+
+def stop_lab(tmp_path):
+    """Stop the lab ``start_lab`` started under ``tmp_path`` (its BMC servers, namespaces and daemons)."""
+    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down", "--dir", str(tmp_path / "lab")],
+                   capture_output=True, timeout=60)

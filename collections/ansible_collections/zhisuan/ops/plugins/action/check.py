@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 
+from ansible import __version__ as ansible_version
 from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
@@ -14,6 +16,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._family import table
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._check_vars import COLLECT, JUDGE, family_options, node_selection
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import UNDEFINED, HostView
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family, warm_caches
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._preflight import NODE_PYTHON_PROBE, node_python_problem
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     NODE_RECORD_FACT,
     encode_node_record,
@@ -149,6 +152,9 @@ class ActionModule(ActionBase):
                 kept = ("msg", "rc", "stdout", "stderr", "module_stderr", "module_stdout", "exception")
                 failure = dict((key, answer[key]) for key in kept if key in answer)
                 failure["failed"] = True
+                too_old = self._node_python_too_old(task_vars, answer)
+                if too_old:
+                    failure.update(msg=too_old, error_kind="unsupported python")
                 collected_all = dict((name, dict(failure)) for name in families)
             else:
                 collected_all = answer["collected"]
@@ -195,6 +201,23 @@ class ActionModule(ActionBase):
         else:
             result["checks"] = checks
         return result
+
+    def _node_python_too_old(self, task_vars, answer):
+        """When the module could not run: the node's Python asked its version (one command, only then); the
+        message when it is older than this ansible-core runs modules with, else None."""
+        facts = answer.get("ansible_facts") or {}
+        interpreter = (task_vars.get("ansible_python_interpreter")
+                       or facts.get("discovered_interpreter_python")
+                       or (task_vars.get("ansible_facts") or {}).get("discovered_interpreter_python") or "python3")
+        try:
+            interpreter = str(self._templar.template(interpreter))
+            probe = self._low_level_execute_command("%s -c %s" % (shlex.quote(interpreter), shlex.quote(NODE_PYTHON_PROBE)))
+        except Exception:  # pylint: disable=broad-except
+            # the probe is only a better message: the module's own failure stands when it cannot run
+            return None
+        if probe.get("rc") != 0:
+            return None
+        return node_python_problem(probe.get("stdout"), ansible_version, interpreter)
 
     @staticmethod
     def _record(task_vars, run, checks, summary, unreachable, timing):

@@ -203,3 +203,50 @@ def preflight_check(host, problems):
         message="Not tested: the inventory of this node has %s: %s" % (
             "a mistake" if len(problems) == 1 else "mistakes", "; ".join(problems)),
         remedy="investigate", evidence="\n".join(problems))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the node's Python (issue 27 item 2): ansible-core runs a module with the node's interpreter, and each line supports
+# target Pythons from a minimum on (the ansible-core support matrix); the collection's node-side files keep to 3.6.
+# A module that could not run on a node whose Python is older says so, never a bare MODULE FAILURE.
+NODE_PYTHON_MINIMUM = {(2, 16): (3, 6), (2, 17): (3, 7), (2, 18): (3, 8), (2, 19): (3, 8)}
+COLLECTION_NODE_MINIMUM = (3, 6)
+# what the interpreter prints when asked for its version (the probe's command: python -c ... ; 2.x prints it too)
+NODE_PYTHON_PROBE = "import sys; print('%d.%d.%d' % tuple(sys.version_info[:3]))"
+
+
+def node_python_minimum(ansible_version):
+    """The oldest node Python ``ansible_version`` (``2.19.4``) runs modules with: its line's, the newest known
+    line's for a newer one, and never older than the collection's own node-side minimum."""
+    try:
+        line = tuple(int(part) for part in str(ansible_version).split(".")[:2])
+    except ValueError:
+        line = max(NODE_PYTHON_MINIMUM)
+    known = [key for key in sorted(NODE_PYTHON_MINIMUM) if key <= line]
+    minimum = NODE_PYTHON_MINIMUM[known[-1]] if known else NODE_PYTHON_MINIMUM[min(NODE_PYTHON_MINIMUM)]
+    return max(minimum, COLLECTION_NODE_MINIMUM)
+
+
+def parse_python_version(text):
+    """``(3, 6, 8)`` from the probe's output (its last line that is a version), or None."""
+    for line in reversed(str(text or "").strip().splitlines()):
+        parts = line.strip().split(".")
+        if len(parts) == 3 and all(part.isdigit() for part in parts):
+            return tuple(int(part) for part in parts)
+    return None
+
+
+def node_python_problem(probe_output, ansible_version, interpreter):
+    """The message for a node whose Python (the probe's output) is older than ``ansible_version`` runs modules
+    with, naming the interpreter, its version and the fix; None when it is new enough or could not be read."""
+    found = parse_python_version(probe_output)
+    if found is None:
+        return None
+    minimum = node_python_minimum(ansible_version)
+    if found[:2] >= minimum:
+        return None
+    return ("the node's Python %s (%s) is older than ansible-core %s runs modules with (Python %d.%d or newer on the "
+            "node): set ansible_python_interpreter for this node to a Python %d.%d+ (RHEL/Rocky 8: dnf install "
+            "python39, then /usr/bin/python3.9), or run the controller with an ansible-core line that supports it "
+            "(2.16: 3.6+, 2.17: 3.7+)" % (".".join(map(str, found)), interpreter, ansible_version, minimum[0],
+                                          minimum[1], minimum[0], minimum[1]))
