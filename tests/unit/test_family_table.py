@@ -43,9 +43,9 @@ def test_the_table_is_consistent():
 
 
 def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
-    """What each list was before it was derived (commit d383d8af), with the drive family and the verify and remediate
-    parts (the post-repair verification and a remediation's outcome, graded in Python since issue 29 item 3) added
-    since: the table must give the same."""
+    """What each list was before it was derived (commit d383d8af), with the drive family and the verify, remediate and
+    remediate_plan parts (the post-repair verification, a remediation's outcome and the plan's word, graded in Python
+    since issue 29 item 3) added since: the table must give the same."""
     from ansible_collections.zhisuan.ops.plugins.action import check as check_action
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _families, _judging, _kpi, _preflight
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_i18n, _report_values
@@ -104,6 +104,7 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
         "drive": ("drive", "smartctl", "drive", ("smartctl", "smartctl"), (dict,)),
         "verify": ("verify", "verify_node", "verify", ("verify_node", "verify_node"), (dict,)),
         "remediate": ("remediate", "remediate_node", "remediate", ("remediate_node", "remediate_node"), (dict,)),
+        "remediate_plan": ("remediate", "remediation plan", "remediate_plan", ("plan", "remediation plan"), (dict,)),
     }
     assert _preflight.KNOWN_TOOLS >= table.tool_keys()
 

@@ -57,3 +57,61 @@ def test_through_the_judge_and_an_outcome_the_role_never_sets():
     assert sorted(GRADES) == ["failed", "refused", "repaired", "resumed", "skipped", "ticket"]
     with pytest.raises(ValueError, match="remediation outcome 'stuck' is none of failed, refused"):
         judge_family("remediate", "node07", {"remediate": _facts("stuck")})
+
+
+# a node the run did not act on: the plan's word (playbooks/remediate.yml, family remediate_plan)
+ENTRY = {"status": "deferred", "action": "reset_gpu", "mode": "automatic", "batch": 2, "message": "deferred: batch 2",
+         "remedy": "reset_gpu", "why": WHY}
+
+
+def _plan(entry=None, skipped=False, reason=None, check_mode=False, error=None):
+    facts = {"entry": entry, "skipped": skipped, "skip_reason": reason, "check_mode": check_mode}
+    if error is not None:
+        facts["history_error"] = error
+    return facts
+
+
+def _plan_check(facts):
+    checks = judge_remediate_plan(facts)
+    assert checks[0]["id"] == "remediate.plan.status"
+    return checks
+
+
+def judge_remediate_plan(facts):
+    return judge_family("remediate_plan", "node07", {"remediate_plan": facts})[0]
+
+
+@pytest.mark.parametrize("status, remedy", [
+    ("deferred", "monitor"), ("held", "investigate"), ("skipped", "investigate"), ("shared_cause", "investigate"),
+    ("awaiting_approval", "reset_gpu"),
+])
+def test_the_plan_s_word_for_a_node_it_names(status, remedy):
+    check = _plan_check(_plan(dict(ENTRY, status=status, message=" %s by the plan " % status)))[0]
+    assert (check["status"], check["observed"], check["remedy"]) == ("warn", status, remedy)
+    assert check["message"] == "%s by the plan" % status and check["component"] == WHY["component"]
+    assert check["evidence"] == "cause gpu.ecc; failing checks gpu.ecc.volatile_uncorrectable, xid.48.events"
+
+
+def test_check_mode_plans_and_a_node_outside_the_plan_has_nothing_to_do():
+    check = _plan_check(_plan(ENTRY, check_mode=True))[0]
+    assert (check["observed"], check["message"]) == ("planned", "check mode: reset_gpu would run (automatic, batch 2)")
+    # a shared cause is no action even in check mode
+    shared = _plan_check(_plan(dict(ENTRY, status="shared_cause", message="leaf L3"), check_mode=True))[0]
+    assert shared["observed"] == "shared_cause" and shared["remedy"] == "investigate"
+    skipped = _plan_check(_plan(skipped=True, reason="no BMC address"))[0]
+    assert (skipped["status"], skipped["observed"], skipped["message"], skipped["remedy"]) == (
+        "warn", "skipped", "no BMC address", "investigate")
+    assert skipped["component"] == "node" and skipped["evidence"] == ""
+    none = _plan_check(_plan())
+    assert len(none) == 1 and (none[0]["status"], none[0]["observed"], none[0]["expected"], none[0]["remedy"]) == (
+        "pass", "nothing to do", "nothing to do", "none")
+    assert none[0]["message"] == "no finding that remediation acts on"
+
+
+def test_a_plan_record_the_history_did_not_keep():
+    checks = _plan_check(_plan(ENTRY, error="[Errno 28] No space left on device"))
+    assert [c["id"] for c in checks] == ["remediate.plan.status", "remediate.history.write"]
+    assert checks[1]["message"] == "the history lacks this node: [Errno 28] No space left on device"
+    assert checks[1]["evidence"] == "[Errno 28] No space left on device" and checks[1]["status"] == "error"
+    bare = _plan_check(_plan(ENTRY, error=True))[1]
+    assert bare["message"] == "the history lacks this node: failed" and bare["evidence"] == ""

@@ -228,6 +228,8 @@ ADAPTERS = {
                lambda facts, profile, ctx: verify_rules.summarize_verify(facts)),
     "remediate": (lambda host, facts, ctx: (None, remediate_rules.judge_remediate(host, facts)),
                   lambda facts, profile, ctx: remediate_rules.summarize_remediate(facts)),
+    "remediate_plan": (lambda host, facts, ctx: (None, remediate_rules.judge_plan(host, facts)),
+                       lambda facts, profile, ctx: remediate_rules.plan_outcome(facts)),
 }
 _SHAPE_TYPES = {"mapping": dict, "list": list, "null": type(None)}
 

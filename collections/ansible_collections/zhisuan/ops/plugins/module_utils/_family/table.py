@@ -253,6 +253,8 @@ PARTS = (
     Part("verify", "verify", "verify_node", "verify"),
     # the outcome of one node's remediation: its result check and the history writes that failed
     Part("remediate", "remediate", "remediate_node", "remediate"),
+    # a node the remediation did not act on: the plan's word for it (playbooks/remediate.yml)
+    Part("remediate_plan", "remediate", "remediation plan", "remediate_plan", collect_id=("plan", "remediation plan")),
 )
 
 # The judge options zhisuan.ops.check passes on to a part's judgement.

@@ -74,3 +74,64 @@ def summarize_remediate(facts):
     facts = facts or {}
     status, remedy = grade(facts.get("outcome"), facts.get("remedy"))
     return {"outcome": facts.get("outcome"), "status": status, "remedy": remedy}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a node the run did not act on: the plan's word for it (playbooks/remediate.yml), ``remediate_plan`` facts:
+#   {"entry": <the plan's entry for the node, or null>, "skipped": <whether the plan skipped the node>,
+#    "skip_reason": <why, or null>, "check_mode": <remediate.yml --check>, "history_error": <a failed write, or null>}
+# the outcomes whose remedy is to look (nothing the plan can do by itself), and the one that waits
+LOOK_OUTCOMES = ("held", "skipped", "shared_cause")
+NOTHING = "no finding that remediation acts on"
+
+
+def plan_outcome(facts):
+    """``{in_plan, outcome, message, remedy}`` of a node the run did not act on."""
+    facts = facts or {}
+    entry = facts.get("entry") or None
+    skipped = bool(facts.get("skipped"))
+    planned = bool(facts.get("check_mode")) and entry is not None and entry.get("status") != "shared_cause"
+    if entry is None:
+        outcome = "skipped" if skipped else "none"
+        message = facts.get("skip_reason") if skipped and facts.get("skip_reason") is not None else NOTHING
+    elif planned:
+        outcome = "planned"
+        message = "check mode: %s would run (%s, batch %s)" % (entry.get("action"), entry.get("mode"), entry.get("batch"))
+    else:
+        outcome = entry.get("status")
+        message = entry.get("message")
+    in_plan = entry is not None or skipped
+    if not in_plan:
+        remedy = "none"
+    elif entry is None or outcome in LOOK_OUTCOMES:
+        remedy = "investigate"
+    elif outcome == "deferred":
+        remedy = "monitor"
+    else:
+        remedy = entry.get("remedy")
+    return {"in_plan": in_plan, "outcome": outcome, "message": str(message if message is not None else "").strip(),
+            "remedy": remedy}
+
+
+def judge_plan(host, facts):
+    """The node's ``remediate.plan.status`` check, and ``remediate.history.write`` when its record was not kept."""
+    facts = facts or {}
+    entry = facts.get("entry") or None
+    word = plan_outcome(facts)
+    why = (entry or {}).get("why") or {}
+    evidence = ("cause %s; failing checks %s" % (why.get("cause"), ", ".join(str(c) for c in why.get("checks") or []))
+                if entry is not None else "")
+    checks = [make_check(
+        "remediate.plan.status", host, "warn" if word["in_plan"] else "pass",
+        component=(why.get("component") if entry is not None else "node") or "node",
+        observed=word["outcome"] if word["in_plan"] else "nothing to do",
+        expected="repaired" if word["in_plan"] else "nothing to do", message=word["message"], remedy=word["remedy"],
+        evidence=evidence)]
+    error = facts.get("history_error")
+    if error is not None and error is not False:
+        text = str(error) if error is not True else "failed"
+        checks.append(make_check(
+            "remediate.history.write", host, "error", component="remediation.jsonl", observed="write failed",
+            expected="every record appended", message="the history lacks this node: %s" % text,
+            remedy="investigate", evidence="" if error is True else text))
+    return checks
