@@ -71,14 +71,14 @@ def test_acceptance_verdicts_are_scraped_by_prometheus(stack, acceptance):
         text = (tmp_path / "textfile" / node / "zhisuan_acceptance.prom").read_text()
         assert 'node="%s"' % node in text
         assert not [other for other in NODES if other != node and 'node="%s"' % other in text]
-    worst = promstack.query(port, 'max by (node) (zhisuan_check_status{kind="acceptance"})')
+    worst = promstack.query(port, 'max by (node) (zhisuan_check_status{kind="acceptance"})', expect=len(NODES))
     expected = dict((node, {"pass": 0, "warn": 1, "fail": 2, "error": 3}[document["hosts"][node]["status"]])
                     for node in NODES)
     assert {s["metric"]["node"]: int(s["value"][1]) for s in worst} == expected
     assert expected["node03"] == 2 and expected["node05"] == 2 and expected["node01"] == 0
-    ecc = promstack.query(port, 'zhisuan_check_status{check="gpu.ecc.volatile_uncorrectable"} == 2')
+    ecc = promstack.query(port, 'zhisuan_check_status{check="gpu.ecc.volatile_uncorrectable"} == 2', expect=2)
     assert sorted(s["metric"]["node"] for s in ecc) == ["node03", "node05"]
-    info = promstack.query(port, "zhisuan_run_info")
+    info = promstack.query(port, "zhisuan_run_info", expect=len(NODES))
     assert {s["metric"]["run_id"] for s in info} == {"test-run"}
     assert len(info) == len(NODES)   # one info series per node_exporter, the same run
 

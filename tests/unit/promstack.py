@@ -107,13 +107,15 @@ def alertmanager(tmp):
     return Daemon("alertmanager", argv, str(tmp / "alertmanager.log"), "http://127.0.0.1:%d/-/ready" % port), port
 
 
-def query(port, promql, wait=30):
-    """The result vector of an instant query, waiting up to ``wait`` seconds for it to be non-empty."""
+def query(port, promql, wait=30, expect=1):
+    """The result vector of an instant query, waiting up to ``wait`` seconds for it to hold at least ``expect``
+    series (the targets are scraped one after the other: a series written to several nodes at once appears node by
+    node)."""
     deadline = time.monotonic() + wait
     url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (port, urllib.request.quote(promql))
     while True:
         answer = get_json(url)
         assert answer["status"] == "success", answer
-        if answer["data"]["result"] or time.monotonic() > deadline:
+        if len(answer["data"]["result"]) >= expect or time.monotonic() > deadline:
             return answer["data"]["result"]
         time.sleep(0.5)

@@ -151,11 +151,11 @@ def test_scraped_by_a_real_prometheus(tmp_path):
             "node": ("127.0.0.1:%d" % exporter_port, False),
             "pushgateway": ("127.0.0.1:%d" % gateway_port, True)})
         daemons.append(server)
-        textfile = promstack.query(port, 'zhisuan_check_status{job="node"}')
+        textfile = promstack.query(port, 'zhisuan_check_status{job="node"}', expect=3)
         assert {(s["metric"]["node"], s["metric"]["check"], s["value"][1]) for s in textfile} == {
             ("node02", "gpu.count.present", "0"), ("node02", "gpu.ecc.aggregate_uncorrectable", "1"),
             ("node02", "gpu.ecc.volatile_uncorrectable", "2")}
-        worst = promstack.query(port, 'max by (node) (zhisuan_check_status{job="zhisuan"})')
+        worst = promstack.query(port, 'max by (node) (zhisuan_check_status{job="zhisuan"})', expect=4)
         assert {s["metric"]["node"]: s["value"][1] for s in worst} == {
             "node01": "0", "node02": "2", "node03": "3", "cluster": "1"}
         info = promstack.query(port, "zhisuan_run_info")
