@@ -39,6 +39,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_pdf import DEF
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import controller_zone
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import write_results
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._site_history import legacy_warning, record_history_dir
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
@@ -47,6 +48,7 @@ ARGUMENT_SPEC = {
     "template_dir": {"type": "path"},
     "language": {"type": "str", "choices": list(LANGUAGES), "default": "en"},
     "history_dir": {"type": "path"},
+    "history_root": {"type": "path"},
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
     "history_keep_runs": {"type": "int", "default": KEEP_RUNS},
@@ -92,6 +94,8 @@ class ActionModule(ActionBase):
                 results = fold_retests(results, docs, sources=retests)
                 if not self._task.check_mode:
                     write_results(results, dest)  # the folded run re-renders from its own results.json
+            if not history_dir and args["history_root"]:
+                history_dir = self._site_history(args["history_root"], results, warnings)
             if history_dir:
                 if not self._task.check_mode and not retests:  # the base and its re-tests are kept as they ran
                     kept = store_run(history_dir, results, src=src)
@@ -137,6 +141,21 @@ class ActionModule(ActionBase):
                                  "kept": kept[0] if kept else None,
                                  "previous": (view.get("changes") or {}).get("previous")}
         return result
+
+    @staticmethod
+    def _site_history(root, results, warnings):
+        """The history of the run's own site under ``root`` (plugin_utils/_site_history.py: ``run.site_key``, else
+        the key of ``run.site.name``, else the root itself for a run kept before one history per site); None, with
+        a warning, for a record whose key is broken."""
+        root = os.path.abspath(root)
+        history_dir, problem = record_history_dir(root, results.get("run"))
+        if problem:
+            warnings.append("zhisuan.ops.report: %s; the report is rendered without the history" % problem)
+            return None
+        legacy = legacy_warning(root, history_dir)
+        if legacy:
+            warnings.append(legacy)
+        return history_dir
 
     @staticmethod
     def _results_file(path):
