@@ -23,7 +23,8 @@ description:
     left out.
   - With O(history_dir) (or O(history_root), the run's site's folder there), the run is kept in the history folder
     and the report adds the changes since the previous run of the same kind (new, fixed and persisting failures per
-    host and check), and O&M KPIs computed from the history (cluster GPU availability, MTTR and MTBF per fault class, faults by class, detection-to-repair times).
+    host and check), and O&M KPIs computed from the history (cluster GPU availability, MTTR and MTBF per fault
+    class, faults by class, detection-to-repair times).
     Nodes 10 % or more below their peers' median (NCCL busbw, burn Gflop/s, storage bandwidth and IOPS, RDMA pair
     bandwidth) are listed as fleet outliers; they make an otherwise accepted run V(conditional).
   - C(report.md) holds the same content as Markdown tables; C(junit.xml) has one test suite per host (plus C(cluster))
