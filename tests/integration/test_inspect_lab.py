@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._history import load_history
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import validate
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._site_history import site_key
 
 from .conftest import REPO, run_playbook, start_lab
 
@@ -82,12 +83,14 @@ def test_a_fault_added_between_runs_is_new(three_runs):
 
 
 def test_removed_faults_are_fixed_and_kpis_come_from_the_history(three_runs):
-    tmp_path, dummy_first, dummy_second, (dummy_document, report, html, dummy_published) = three_runs
+    tmp_path, dummy_first, dummy_second, (document, report, html, dummy_published) = three_runs
     assert report["changes"]["previous"]["id"] == "insp-2"
     assert pairs(report["changes"]["fixed"]) == [("node02", "gpu.pcie.width"), ("node03", "gpu.ecc.volatile_uncorrectable")]
     assert report["changes"]["new"] == []
     assert 'data-change="fixed" data-host="node02" data-check="gpu.pcie.width"' in html
-    history = load_history(str(tmp_path / "history"))
+    # the site's own history (reports/history/<site key>; the lab inventory's folder, no zhisuan_site_name)
+    assert document["run"]["site_key"] == site_key(None, str(tmp_path), REPO)
+    history = load_history(str(tmp_path / "history" / document["run"]["site_key"]))
     assert [doc["run"]["id"] for doc in history] == ["insp-1", "insp-2", "insp-3"]
     kpis = report["kpis"]
     assert kpis["runs"] == 3 and kpis["hosts"] == 3

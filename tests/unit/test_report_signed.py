@@ -210,7 +210,7 @@ def test_every_run_ends_with_the_verdict_and_the_paths(tmp_path, callback):
     run_dir.mkdir(parents=True)
     (run_dir / "results.json").write_text(json.dumps(rich_results()), encoding="utf-8")
     out = run_playbook(tmp_path, os.path.join("playbooks", "report.yml"), "-e", "report_src=%s" % (run_dir / "results.json"),
-                       "-e", "report_history_dir=", stdout_callback=callback)
+                       "-e", "report_history=false", stdout_callback=callback)
     tail = out.rstrip("\n").splitlines()[-6:]
     assert tail[0].startswith("ZHISUAN VERDICT: NOT ACCEPTED (fail): ")
     assert tail[0].endswith("open issues")

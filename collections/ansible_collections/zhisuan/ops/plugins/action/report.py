@@ -40,6 +40,7 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._report_time import co
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import write_results
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import report_stats
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._stages import site_results
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._site_history import legacy_warning, record_history_dir
 
 ARGUMENT_SPEC = {
     "src": {"type": "path", "required": True},
@@ -48,6 +49,7 @@ ARGUMENT_SPEC = {
     "template_dir": {"type": "path"},
     "language": {"type": "str", "choices": list(LANGUAGES), "default": "en"},
     "history_dir": {"type": "path"},
+    "history_root": {"type": "path"},
     "remediation_log": {"type": "path"},
     "max_results_mib": {"type": "float"},
     "history_keep_runs": {"type": "int", "default": KEEP_RUNS},
@@ -112,6 +114,8 @@ class ActionModule(ActionBase):
                     raise ReportError("zhisuan.ops.report: cannot fold the stages into a site record: %s" % exc)
                 if not self._task.check_mode:
                     write_results(results, dest)
+            if not history_dir and args["history_root"]:
+                history_dir = self._site_history(args["history_root"], results, warnings)
             if history_dir:
                 # the base and its re-tests, and the stage runs, are kept as they ran (the folded record is theirs)
                 if not self._task.check_mode and not retests and not stages:
@@ -160,6 +164,21 @@ class ActionModule(ActionBase):
                                  "kept": kept[0] if kept else None,
                                  "previous": (view.get("changes") or {}).get("previous")}
         return result
+
+    @staticmethod
+    def _site_history(root, results, warnings):
+        """The history of the run's own site under ``root`` (plugin_utils/_site_history.py: ``run.site_key``, else
+        the key of ``run.site.name``, else the root itself for a run kept before one history per site); None, with
+        a warning, for a record whose key is broken."""
+        root = os.path.abspath(root)
+        history_dir, problem = record_history_dir(root, results.get("run"))
+        if problem:
+            warnings.append("zhisuan.ops.report: %s; the report is rendered without the history" % problem)
+            return None
+        legacy = legacy_warning(root, history_dir)
+        if legacy:
+            warnings.append(legacy)
+        return history_dir
 
     @staticmethod
     def _results_file(path):

@@ -21,6 +21,12 @@ from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diag
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_dir import RunDirError, claim_run_dir
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_summary import results_stats
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._site_history import (
+    default_root,
+    legacy_warning,
+    run_history_dir,
+    site_key,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import (
     atomic_write,
     build_results,
@@ -81,10 +87,13 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("run_id", "kind", "started", "playbook", "dest", "latest_link", "cluster_checks",
-                             "families", "diagnose", "fleet_baseline", "assets", "cluster_data", "claim", "out_root"))
+                             "families", "diagnose", "fleet_baseline", "assets", "cluster_data", "claim", "out_root",
+                             "site_name", "inventory_dir", "project_dir", "history_dir"))
 
     def _claim(self, result):
-        """claim=true: the run's id and folder, created at the run's start (plugin_utils/_run_dir.py)."""
+        """claim=true: the run's id and folder, created at the run's start (plugin_utils/_run_dir.py), and its history
+        folder: history_dir (zhisuan_history_dir) when given, else its site's under <out_root>/../history
+        (plugin_utils/_site_history.py)."""
         dummy, args = self.validate_argument_spec(argument_spec=dict(
             claim=dict(type="bool", required=True),
             kind=dict(type="str", required=True,
@@ -92,13 +101,24 @@ class ActionModule(ActionBase):
             run_id=dict(type="str"),
             dest=dict(type="path"),
             out_root=dict(type="path", required=True),
+            # zhisuan_site_name as the inventory gives it (run.site's rule: text, else not a name)
+            site_name=dict(type="raw"),
+            inventory_dir=dict(type="str"),
+            project_dir=dict(type="path"),
+            history_dir=dict(type="path"),
         ))
         try:
             run_id, dest = claim_run_dir(args["out_root"], args["kind"], run_id=args["run_id"] or None,
                                          dest=args["dest"] or None)
         except RunDirError as exc:
             raise AnsibleActionFail("zhisuan.ops.results: %s" % exc)
-        result.update(changed=True, run_id=run_id, dest=os.path.abspath(dest))
+        key = site_key(args["site_name"], args["inventory_dir"], args["project_dir"])
+        root = default_root(args["out_root"])
+        history_dir = run_history_dir(root, key, override=args["history_dir"])
+        warning = None if args["history_dir"] else legacy_warning(root, history_dir)
+        if warning:
+            result["warnings"] = result.get("warnings", []) + [warning]
+        result.update(changed=True, run_id=run_id, dest=os.path.abspath(dest), site_key=key, history_dir=history_dir)
         return result
 
     def run(self, tmp=None, task_vars=None):
@@ -166,6 +186,10 @@ class ActionModule(ActionBase):
             self._display.warning("zhisuan.ops.results: run.site: %s" % problem)
         if site:
             run["site"] = site
+        # run.site_key: whose history the run is kept in and compared with (the results role's start chose it)
+        key = (hostvars["localhost"] if "localhost" in hostvars else {}).get("results_run_site_key")
+        if key:
+            run["site_key"] = str(key)
         cluster_checks = list(args["cluster_checks"])
         if args["fleet_baseline"]:
             cluster_checks += _fleet_baseline(hosts)

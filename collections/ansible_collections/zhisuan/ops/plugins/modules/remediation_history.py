@@ -39,7 +39,9 @@ attributes:
     support: none
 options:
   dir:
-    description: The history directory (C(zhisuan_history_dir), by default C(reports/history)).
+    description:
+      - The history directory, the run's own (C(zhisuan_history_dir), by default its site's C(reports/history/<site key>),
+        chosen at the run's start; docs/history.md).
     type: path
     required: true
   records:

@@ -100,9 +100,9 @@ options:
     elements: str
   history_dir:
     description:
-      - The history folder (C(zhisuan_history_dir)) whose C(remediation.jsonl) is read. A node repaired for the same
-        cause C(escalation.repeats) times within C(escalation.window_days) gets the next remedy up the policy's
-        C(escalation.ladder) (C(reset_gpu), C(power_cycle), C(rma) by default).
+      - The run's history folder (C(zhisuan_history_dir), else its site's) whose C(remediation.jsonl) is read. A
+        node repaired for the same cause C(escalation.repeats) times within C(escalation.window_days) gets the next
+        remedy up the policy's C(escalation.ladder) (C(reset_gpu), C(power_cycle), C(rma) by default).
       - Without it no escalation is planned.
       - Its node leases (C(leases/)) are read too; a node another remediation run holds now is planned C(held), and
         is not stranded (what C(inspect.yml) reports), even without O(lease_run_id).

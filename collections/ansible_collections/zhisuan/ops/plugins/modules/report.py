@@ -21,9 +21,10 @@ description:
     floor, the cabling as LLDP saw it), storage test data, stability records (burn-in temperature and clock traces),
     remediation actions, per-host details, the cluster-wide checks and a sign-off block. A section with no data is
     left out.
-  - With O(history_dir), the run is kept in the history folder and the report adds the changes since the previous
-    run of the same kind (new, fixed and persisting failures per host and check), and O&M KPIs computed from the
-    history (cluster GPU availability, MTTR and MTBF per fault class, faults by class, detection-to-repair times).
+  - With O(history_dir) (or O(history_root), the run's site's folder there), the run is kept in the history folder
+    and the report adds the changes since the previous run of the same kind (new, fixed and persisting failures per
+    host and check), and O&M KPIs computed from the history (cluster GPU availability, MTTR and MTBF per fault
+    class, faults by class, detection-to-repair times).
     Nodes 10 % or more below their peers' median (NCCL busbw, burn Gflop/s, storage bandwidth and IOPS, RDMA pair
     bandwidth) are listed as fleet outliers; they make an otherwise accepted run V(conditional).
   - C(report.md) holds the same content as Markdown tables; C(junit.xml) has one test suite per host (plus C(cluster))
@@ -76,7 +77,18 @@ options:
       - Directory on the controller holding the run history, one C(<run id>.json) per run; created when missing.
       - The run is kept there (not in check mode), then every run there is read for the comparison with the previous
         run of the same kind and for the KPIs. Files that are not results documents are skipped with a warning.
-      - Not set means no history sections.
+      - Not set means the history of the run's site under O(history_root), or no history sections without it.
+    type: path
+  history_root:
+    description:
+      - Directory on the controller holding one history folder per site (C(reports/history)); used when
+        O(history_dir) is not set. The run's history is C(<history_root>/<site key>), the key the run records
+        (C(run.site_key), from C(zhisuan_site_name) or the inventory's folder), else that of its C(run.site.name);
+        a run with neither (kept before one history per site) reads O(history_root) itself, as it did then.
+      - A run whose C(run.site_key) is not a site key is rendered without history, with a warning. Runs and a
+        remediation log left directly in O(history_root) (one history every site shared) are named in a warning
+        with the command that moves them into the site's folder.
+      - Not set, with O(history_dir) not set, means no history sections.
     type: path
   remediation_log:
     description:
@@ -265,12 +277,12 @@ summary:
 history:
   description: The history folder, how many runs it holds, where this run was kept (V(null) in check mode) and the
     previous run of the same kind it was compared with (V(null) when none).
-  returned: when O(history_dir) is set
+  returned: when the run has a history (O(history_dir), or O(history_root) and a readable site key)
   type: dict
   sample:
-    dir: /srv/zhisuan/history
+    dir: /srv/zhisuan/history/hangzhou-idc-hall-2-5d8e2c1a
     runs: 12
-    kept: /srv/zhisuan/history/20250114T093000Z-inspect.json
+    kept: /srv/zhisuan/history/hangzhou-idc-hall-2-5d8e2c1a/20250114T093000Z-inspect.json
     previous: {id: 20250113T093000Z-inspect, kind: inspect, started: "2025-01-13T09:30:00+00:00"}
 ansible_stats:
   description:

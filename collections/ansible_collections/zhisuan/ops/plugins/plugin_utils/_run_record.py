@@ -48,6 +48,7 @@ _RUN_KEYS = {
     "results_run_families": "families",
     "results_run_latest_link": "latest_link",
     "results_run_site": "site",
+    "results_run_site_key": "site_key",
 }
 _HOST_KEYS = ("results_targeted", "results_checks", "results_host_facts", "results_unreachable")
 RESULTS_ACTIONS = ("zhisuan.ops.results", "results")
@@ -221,6 +222,8 @@ class RunRecorder(object):
             self.warn("zhisuan.ops: run.site: %s" % problem)
         if site:
             run["site"] = site
+        if self.run.get("site_key"):
+            run["site_key"] = str(self.run["site_key"])
         stopped = make_check(
             "run.record.partial", "cluster", "error", component="Ansible run", observed="partial",
             expected="every node checked and recorded",
