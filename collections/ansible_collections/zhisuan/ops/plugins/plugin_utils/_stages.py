@@ -66,9 +66,14 @@ def stage_rows(results, history=None):
         for doc in ordered:
             if host in (doc.get("hosts") or {}):
                 stages[doc["run"]["kind"]] = _entry(doc, host)
-        ready = all(entry is not None and entry["status"] == "pass" for entry in stages.values())
-        rows.append({"host": host, "stages": stages, "ready": ready})
+        rows.append(_row(host, stages))
     return rows
+
+
+def _row(host, stages):
+    """One node's row: its stages, and whether all three passed (ready for sign-off)."""
+    return {"host": host, "stages": stages,
+            "ready": all(entry is not None and entry["status"] == "pass" for entry in stages.values())}
 
 
 def _site_rows(results):
@@ -85,8 +90,7 @@ def _site_rows(results):
                 stages[stage] = {"status": entry.get("status") or "error", "run": entry.get("run"),
                                  "started": entry.get("started"), "finished": entry.get("finished"),
                                  "partial": partial.get(entry.get("run"), False)}
-        ready = all(entry is not None and entry["status"] == "pass" for entry in stages.values())
-        rows.append({"host": host, "stages": stages, "ready": ready})
+        rows.append(_row(host, stages))
     return rows
 
 
