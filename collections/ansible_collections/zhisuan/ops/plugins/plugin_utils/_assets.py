@@ -160,8 +160,8 @@ def serial_duplicate_check(hosts):
             continue
         facts = record.get("facts") if isinstance(record.get("facts"), dict) else {}
         bmc = facts.get("bmc") if isinstance(facts.get("bmc"), dict) else {}
-        found = [(bmc.get("serial"), "%s (system)" % name)] + [(part.get("serial"), _where(name, part))
-                                                                 for part in _parts(facts)]
+        found = [(bmc.get("serial"), "%s (system)" % name)]
+        found += [(part.get("serial"), _where(name, part)) for part in _parts(facts)]
         counted = False
         for serial, where in found:
             if placeholder_serial(serial):
