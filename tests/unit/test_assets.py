@@ -308,3 +308,23 @@ def test_the_results_action_writes_both_files_and_the_cluster_check(tmp_path):
     document, dest = record(False)
     assert not [check for check in document["cluster"]["checks"] if check["id"].startswith("assets.")]
     assert not (dest / "assets-components.csv").exists()
+
+
+def test_the_net_and_rdma_summaries_keep_the_parts_for_the_asset_list():
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge._rdma import summarize_rdma
+    from ansible_collections.zhisuan.ops.plugins.module_utils._judge.net import summarize_net
+
+    with open(os.path.join(FIXTURES, "ethtool", "ethtool-m-i40e-sfp-10g-sr-dom.txt")) as handle:
+        optics = ethtool.parse_module(handle.read())
+    with open(os.path.join(FIXTURES, "rdma", "ibstat-h100-node-8x-ndr400-all-active.txt")) as handle:
+        ib_facts = ib.parse_ibstat(handle.read())
+    net = {"interfaces": {"eth0": {"present": True, "driver": "i40e", "address": "3c:fd:fe:a1:b2:c3", "optics": optics},
+                          "eth9": {"present": False}},
+           "ib": ib_facts}
+    results = {"hosts": {"n1": {"status": "pass", "checks": [], "facts": {
+        "net": summarize_net(net), "rdma": summarize_rdma(ib_facts)}}}}
+    rows = component_rows(results)
+    assert [(row["kind"], row["slot"]) for row in rows[:2]] == [("nic", "eth0"), ("optic", "eth0")]
+    assert rows[1]["serial"] == optics["serial"] == "GJ2308161004"
+    hcas = [row for row in rows if row["kind"] == "hca"]
+    assert len(hcas) == 9 and hcas[0]["extra_id"] == ib_facts["devices"]["mlx5_0"]["node_guid"]
