@@ -328,3 +328,16 @@ def test_the_net_and_rdma_summaries_keep_the_parts_for_the_asset_list():
     assert rows[1]["serial"] == optics["serial"] == "GJ2308161004"
     hcas = [row for row in rows if row["kind"] == "hca"]
     assert len(hcas) == 9 and hcas[0]["extra_id"] == ib_facts["devices"]["mlx5_0"]["node_guid"]
+
+
+def test_the_check_reads_in_chinese_in_a_zh_cn_report():
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_i18n
+
+    tr = _report_i18n.translations("zh_CN")
+    failing = serial_duplicate_check(_fleet("nvidia-dgx-h100-viking", 2))
+    passing = serial_duplicate_check(dict(list(_fleet("nvidia-dgx-h100-viking", 1).items())))
+    text = _report_i18n.check_message(tr, dict(failing, family="assets", observed_text=failing["observed"]))
+    assert text.startswith("10 个序列号出现在多台节点上：1662923610124 on 2 nodes: dgx01 (system), dgx02 (system)")
+    assert text.endswith("资产清单移交前，请厂商为每台节点写入其自身的序列号")
+    assert _report_i18n.check_message(tr, dict(passing, family="assets", observed_text=passing["observed"])) == \
+        "已读取 1 台节点的 10 个序列号，没有序列号出现在多台节点上"

@@ -166,8 +166,9 @@ def serial_duplicate_check(hosts):
         for serial, where in found:
             if placeholder_serial(serial):
                 continue
-            entry = seen.setdefault(_serial_key(serial), {"serial": serial.strip(), "hosts": {}})
+            entry = seen.setdefault(_serial_key(serial), {"serial": serial.strip(), "hosts": {}, "system": False})
             entry["hosts"].setdefault(name, where)
+            entry["system"] = entry["system"] or where.endswith(" (system)")
             counted = True
         nodes += counted
     if not seen:
@@ -180,7 +181,8 @@ def serial_duplicate_check(hosts):
                           observed="0 shared", expected="each serial number on one node",
                           evidence="%d serial numbers on %d nodes" % (len(seen), nodes),
                           message="%d serial numbers read on %d nodes, none on more than one node" % (len(seen), nodes))
-    shared.sort(key=lambda entry: (-len(entry["hosts"]), entry["serial"]))
+    # the nodes' own serials first, then by how many nodes share one
+    shared.sort(key=lambda entry: (not entry["system"], -len(entry["hosts"]), entry["serial"]))
     parts = ["%s on %d nodes: %s" % (entry["serial"], len(entry["hosts"]),
                                      ", ".join(entry["hosts"][host] for host in sorted(entry["hosts"], key=natural_key)))
              for entry in shared[:_LISTED]]
