@@ -229,7 +229,7 @@ def start_bmcs(lab):
     """Start the lab's BMCs; return {node: endpoint} (address, port, username, password, ca_path for Redfish)."""
     run_dir = lab["dir"]
     endpoints = {}
-    redfish = [{"node": n["name"], "tree": n["bmc"]["tree"], "faults": _bmc_faults(n, redfish_lab)}
+    redfish = [{"node": n["name"], "tree": n["bmc"]["tree"], "faults": _bmc_faults(n, redfish_lab), "index": n["index"]}
                for n in lab["nodes"] if n.get("bmc") and n["bmc"]["protocol"] == "redfish"]
     ipmi = dict((n["name"], {"faults": _bmc_faults(n, ipmi_sim), "gpus": n["gpus"], "index": n["index"]})
                 for n in lab["nodes"] if n.get("bmc") and n["bmc"]["protocol"] == "ipmi")

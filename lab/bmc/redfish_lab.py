@@ -39,7 +39,7 @@ TREES = rt.TREES
 FAULT_KINDS = rt.FAULT_KINDS
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "redfish_server.py")
 USERNAME = "admin"
-BMC_KEYS = {"node", "tree", "faults"}
+BMC_KEYS = {"node", "tree", "faults", "index"}
 _PROCS = {}  # pid -> Popen of servers this process started (to reap them)
 
 
@@ -86,7 +86,11 @@ def validate(bmcs, started="1970-01-01T00:00:00+00:00"):
             raise BmcLabError(f"{where}: unknown Redfish tree {tree!r}; known trees: {', '.join(TREES)}")
         faults = rt.normalize_faults(item.get("faults"), f"{where}: faults")
         rt.apply_faults(rt.load_tree(tree), tree, faults, started, f"{where}: faults")
-        out.append({"node": node, "tree": tree, "faults": faults})
+        index = item.get("index", i)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 999:
+            raise BmcLabError(f"{where}: 'index' must be an integer 0..999 (it numbers the node's serials), "
+                              f"got {index!r}")
+        out.append({"node": node, "tree": tree, "faults": faults, "index": index})
     return out
 
 
@@ -105,7 +109,8 @@ def start(run_dir, bmcs, power_delay_s=1.0, timeout=30.0):
     specs = []
     for bmc, port in zip(bmcs, _free_ports(len(bmcs))):
         spec = {"node": bmc["node"], "port": port, "tree": bmc["tree"], "username": USERNAME, "password": password,
-                "faults": bmc["faults"], "state_file": os.path.join(paths["state"], bmc["node"] + ".json")}
+                "faults": bmc["faults"], "index": bmc["index"],
+                "state_file": os.path.join(paths["state"], bmc["node"] + ".json")}
         node_state = os.path.join(os.path.abspath(run_dir), "nodes", bmc["node"], "state.json")
         if os.path.isdir(os.path.dirname(node_state)):  # a lab node: a boot of its BMC clears its power-cycle faults
             spec["node_state"] = node_state

@@ -39,7 +39,7 @@ except ImportError:  # run as a script (python -I) or loaded by path
 
 CONFIG_SCHEMA = 1
 BMC_KEYS = {"node", "port", "tree", "username", "password", "faults", "state_file", "inventory_password",
-            "node_state"}
+            "node_state", "index"}
 OPENSSL_TIMEOUT = 30
 MAX_BODY = 1 << 20
 OPENSSL_CNF = """\
@@ -208,6 +208,8 @@ def build_bmcs(cfg, log=None):
         if any(fault["kind"] == "bmc_down" for fault in faults):
             continue
         docs = rt.apply_faults(rt.load_tree(spec["tree"]), spec["tree"], faults, cfg["started"], where)
+        if spec.get("index") is not None:  # each node its own serial numbers (redfish_tree.set_identity)
+            docs = rt.set_identity(docs, spec["index"])
         bmc = rb.Bmc(spec["node"], spec["tree"], docs, spec["username"], spec["password"], spec["state_file"],
                      cfg.get("power_delay_s", 1.0))
         if spec.get("node_state") and log is not None:

@@ -416,6 +416,38 @@ def _gpu_missing(docs, fault, _started):
         del docs[sub]
 
 
+# ------------------------------------------------------------------------------------------------ identity
+
+# Serial numbers the captures hold that are no identity (left as they are: every real node shows them alike).
+_NO_SERIAL = re.compile(r"^(.)\1*$|^(N/?A|NONE|UNKNOWN|NOT ?SPECIFIED|TO BE FILLED BY O\.E\.M\.|DEFAULT STRING|"
+                        r"0?123456789(0|0123456789AB)?|.*SERIAL ?NUMBER)$", re.IGNORECASE)
+
+
+def node_serial(serial, index):
+    """The serial number a lab node with ``index`` shows for a captured ``serial``: the capture's with the node's
+    index appended as 3 digits (``1662923610124`` -> ``1662923610124007`` on node 7; trailing blanks kept). One
+    tree served to several nodes then gives each node its own serials, as real nodes have; two serials that
+    differ in the capture still differ. Placeholders (empty, ``N/A``, one character repeated) and values shorter
+    than 4 characters are kept as captured."""
+    if not isinstance(serial, str):
+        return serial
+    core = serial.rstrip()
+    if len(core.strip()) < 4 or _NO_SERIAL.match(core.strip()):
+        return serial
+    return f"{core}{index:03d}{serial[len(core):]}"
+
+
+def set_identity(docs, index):
+    """Every ``SerialNumber`` of ``docs`` made the node's own (``node_serial``): the system, chassis, GPUs, DIMMs,
+    drives, PSUs, wherever the tree keeps one (OEM sections too). Edits ``docs`` in place (give it the copy
+    ``apply_faults`` returns, never ``load_tree``'s) and returns it."""
+    for document in docs.values():
+        for item in _walk(document):
+            if isinstance(item.get("SerialNumber"), str):
+                item["SerialNumber"] = node_serial(item["SerialNumber"], index)
+    return docs
+
+
 _EDITS = {
     "psu_failed": _fail_psu,
     "sel_critical": _add_critical_entry,

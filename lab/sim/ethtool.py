@@ -12,6 +12,10 @@ EEPROM, so ``-m IF`` replays a REAL capture instead: ``tests/fixtures/ethtool/et
 * ``optic_alarm {port}``: the module of ``port`` is failing: its laser output power drops below the capture's low
   alarm threshold (to -8.00 dBm) and the Tx power low warning and alarm flags turn ``On``.
 
+Each module has its own serial, as real optics have: the capture's ``Vendor SN`` with the node's index (3 digits)
+and the port (its name's own characters) appended, ``GJ2308161004`` -> ``GJ2308161004-001eth0`` (the asset list
+flags a serial more than one node reports).
+
 Invoked through the per-node wrapper written by ``lab/labctl.py up``::
 
     ethtool.py --state /abs/nodes/<node>/state.json -m eth0
@@ -38,6 +42,7 @@ FAULT_KINDS = {
 # The Tx power an optic_alarm module reports: below the capture's low alarm threshold (-7.00 dBm).
 FAILING_TX_DBM = -8.0
 
+_SN_RE = re.compile(r"^(\s*Vendor SN\s*: )(\S+)$", re.MULTILINE)
 _RX_RE = re.compile(r"^(\s*Receiver signal average optical power\s*: ).*$", re.MULTILINE)
 _TX_RE = re.compile(r"^(\s*Laser output power\s*: ).*$", re.MULTILINE)
 _THRESHOLD_RE = r"^\s*Laser rx power low %s threshold\s*: [\d.]+ mW / (-?[\d.]+) dBm$"
@@ -72,6 +77,9 @@ def render_module(state, port):
     """The ``ethtool -m PORT`` text of this node: the real capture with the port's faults applied."""
     with open(MODULE_CAPTURE, encoding="utf-8") as fh:
         text = fh.read()
+    port_tag = re.sub(r"[^A-Za-z0-9]", "", port)
+    text = _SN_RE.sub(lambda match: "%s%s-%03d%s" % (match.group(1), match.group(2), int(state.get("index") or 0),
+                                                      port_tag), text)
     for fault in own_faults(state, FAULT_KINDS, check_fault):
         if fault["port"] != port:
             continue

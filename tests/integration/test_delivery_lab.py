@@ -83,6 +83,20 @@ def test_asset_list(delivery):
     dgx01 = rows[0]
     assert (dgx01["rack"], dgx01["u"], dgx01["model"]) == ("R01", "1", "DGXH100")
     assert dgx01["serial"] and dgx01["bios_version"]
+    # issue 26 item 6: the list says what the report and the checks say
+    by_node = dict((row["node"], row) for row in rows)
+    for name in ("dgx01", "dgx04"):
+        assert by_node[name]["bios_version"] == document["hosts"][name]["facts"]["baseline"]["versions"]["bios"]
+    assert by_node["dgx04"]["bios_version"] != by_node["dgx01"]["bios_version"]  # the outlier baseline.bios.drift names
+    assert (dgx01["gpu_model"], dgx01["gpu_count"]) == ("H100 80GB HBM3", "8")  # from the BMC: no GPU family here
+    assert by_node["dgx05"]["gpu_count"] == "7"  # the GPU its BMC lost (bmc.gpu.count fails)
+    redfish = [row["serial"] for row in rows if row["node"].startswith("dgx") and row["serial"]]
+    assert len(redfish) == len(set(redfish)) >= 5  # one captured tree, each lab node its own serial
+    parts = list(csv.DictReader(io.StringIO((tmp_path / "out" / "test-run" / "assets-components.csv").read_text())))
+    gpus = [row for row in parts if row["node"] == "dgx01" and row["kind"] == "gpu"]
+    assert len(gpus) == 8 and all(row["serial"] and row["firmware"] and row["source"] == "bmc" for row in gpus)
+    duplicate = [c for c in document["cluster"]["checks"] if c["id"] == "assets.serial.duplicate"]
+    assert [c["status"] for c in duplicate] == ["pass"], duplicate  # no false duplicate on the lab
 
 
 def test_no_bmc_password_in_any_output(delivery):

@@ -73,3 +73,18 @@ def test_identity_is_each_trees_own(mixed):
         text = repr(document["hosts"][host])
         assert truths[tree]["serial"] in text, host
         assert truths[tree]["model"] in text, host
+
+
+def test_the_asset_list_has_each_vendors_gpus_and_no_shared_serial(mixed):
+    """Issue 26 item 6: without the GPU family the asset list counts the GPUs the BMC lists, wherever the vendor
+    puts them; four vendors' serials are four nodes' own."""
+    _, document = mixed
+    truths = corpus()
+    for host, tree in NODES.items():
+        gpus = [part for part in document["hosts"][host]["facts"]["bmc"]["parts"] if part["kind"] == "gpu"]
+        assert len(gpus) == 8, host
+        assert document["hosts"][host]["facts"]["bmc"]["gpu_count"] == 8, host
+        if tree in truths:
+            assert truths[tree]["serial"] in document["hosts"][host]["facts"]["bmc"]["serial"], host
+    duplicate = [c for c in document["cluster"]["checks"] if c["id"] == "assets.serial.duplicate"]
+    assert [c["status"] for c in duplicate] == ["pass"], duplicate

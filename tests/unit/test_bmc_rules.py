@@ -135,8 +135,15 @@ def test_healthy_dell_r750_against_its_bill_of_materials():
     assert summarize_bmc(facts) == {
         "protocol": "redfish", "address": "10.20.1.11", "vendor": "dell", "manufacturer": "Dell Inc.",
         "model": "PowerEdge R750", "serial": "CNIVC0014M0388", "bios_version": "1.8.2", "bmc_firmware": "6.00.30.00",
-        "power_state": "On", "health": "OK", "auth": None}
+        "power_state": "On", "health": "OK", "auth": None,
+        # this test-side transform reads no GPU: the BMC's list is empty, not unknown
+        "gpu_model": None, "gpu_count": 0,
+        "parts": [{"kind": "psu", "slot": "PS1 Status", "model": "PWR SPLY,2400W,RDNT,ARTESYN",
+                   "serial": "PHARP0016L008V", "firmware": "00.2A.2B", "source": "bmc"},
+                  {"kind": "psu", "slot": "PS2 Status", "model": "PWR SPLY,2400W,RDNT,ARTESYN",
+                   "serial": "PHARP0016L008W", "firmware": "00.2A.2B", "source": "bmc"}]}
     assert summarize_bmc(dict(facts, auth="basic"))["auth"] == "basic"
+    assert (summarize_bmc(dict(facts, gpus=None))["gpu_count"], summarize_bmc({})["parts"]) == (None, [])
 
 
 @pytest.mark.parametrize("state, status, remedy, message", [

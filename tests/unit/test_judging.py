@@ -56,9 +56,16 @@ def test_real_h100_capture_is_judged_with_its_profile():
     checks, summary, unreachable = judge_collected("gpu", "dgx01", {"gpu": facts}, ctx)
     assert unreachable is False
     # a saved text dump carries no NVLink status: the NVLink summary is empty, not zero
+    devices = summary.pop("devices")
     assert summary == {"model": "NVIDIA H100 80GB HBM3", "count": 8, "driver_version": "535.161.08",
                        "cuda_version": "12.2", "profile": "h100", "nvlink_active": None, "nvlink_total": None,
                        "nvlink_error": None}
+    # each GPU as the asset list's component rows take it: bus id, name, serial, VBIOS, UUID from the capture
+    first = facts["gpus"][0]
+    assert devices[0] == {"kind": "gpu", "slot": first["pci_bus_id"], "model": "NVIDIA H100 80GB HBM3",
+                          "serial": first["serial"], "firmware": first["vbios_version"], "extra_id": first["uuid"],
+                          "source": "nvidia-smi"}
+    assert len(devices) == 8 and len(set(d["serial"] for d in devices)) == 8 and devices[0]["extra_id"].startswith("GPU-")
     failing = sorted(set((c["id"], c["remedy"]) for c in checks if c["status"] == "fail"))
     assert failing == [("gpu.throttle.hw_power_brake_slowdown", "investigate"), ("gpu.throttle.hw_slowdown", "investigate")]
     assert sum(1 for c in checks if c["id"] == "gpu.throttle.hw_power_brake_slowdown" and c["status"] == "fail") == 8

@@ -39,7 +39,12 @@ def _check(checks, check_id):
 def test_ethtool_m_healthy_port_is_the_capture(tmp_path):
     result = _sim(tmp_path, "ethtool.py", [{"kind": "dirty_optic", "port": "eth1", "rx_dbm": -16}], "-m", "eth0")
     with open(CAPTURE) as handle:
-        assert (result.returncode, result.stdout) == (0, handle.read())
+        capture = handle.read()
+    # the capture, with the module's own serial: the node's index and the port appended (issue 26 item 6)
+    assert "\tVendor SN                                 : GJ2308161004\n" in capture
+    assert (result.returncode, result.stdout) == (0, capture.replace(": GJ2308161004\n", ": GJ2308161004-001eth0\n"))
+    other_port = _sim(tmp_path, "ethtool.py", [], "-m", "eth1")
+    assert ethtool.parse_module(other_port.stdout)["serial"] == "GJ2308161004-001eth1"
 
 
 @pytest.mark.parametrize("rx_dbm, rx_text, status", [

@@ -355,6 +355,20 @@ def test_bios_off(lab):
     assert get(ep, "/redfish/v1/Systems/System_0/Bios")["Attributes"]["EGM"] is True
 
 
+# ------------------------------------------------------------------------------- each node its own serials
+
+def test_each_node_serves_its_own_serial_numbers(lab):
+    """Issue 26 item 6: one captured tree served to several nodes must not give them one serial (the asset list's
+    assets.serial.duplicate check would see the lab's copies as a finding): the node's index is appended."""
+    _run_dir, eps = lab
+    dgx = get(eps["dgx01"], "/redfish/v1/Systems/DGX")["SerialNumber"]
+    dell = get(eps["dell01"], "/redfish/v1/Systems/System.Embedded.1")["SerialNumber"]
+    assert dgx == captured("nvidia-dgx-h100-viking", "/redfish/v1/Systems/DGX")["SerialNumber"] + "000"
+    assert dell == captured("dell-poweredge-r750-h100-pcie", "/redfish/v1/Systems/System.Embedded.1")["SerialNumber"] + "002"
+    gpu = "/redfish/v1/Systems/HGX_Baseboard_0/Processors/GPU_SXM_1"
+    assert get(eps["dgx01"], gpu)["SerialNumber"] == captured("nvidia-dgx-h100-viking", gpu)["SerialNumber"] + "000"
+
+
 def test_bmc_down_refuses_connections(lab):
     ep = lab[1]["down01"]
     with pytest.raises(ConnectionRefusedError):
@@ -487,3 +501,30 @@ def test_the_lab_can_serve_every_tree_of_the_corpus():
     corpus = yaml.safe_load((TREES_DIR / "CORPUS.yml").read_text())["trees"]
     assert set(corpus) <= set(redfish_lab.TREES)
     assert len(redfish_lab.TREES) >= 12
+
+
+
+def _serials(docs):
+    from lab.bmc import redfish_tree
+
+    return [item["SerialNumber"] for doc in docs.values() for item in redfish_tree._walk(doc)  # pylint: disable=protected-access
+            if isinstance(item.get("SerialNumber"), str)]
+
+
+@pytest.mark.parametrize("tree", redfish_lab.TREES)
+def test_the_identity_edit_keeps_serials_apart_and_placeholders_as_captured(tree):
+    import copy
+
+    from lab.bmc import redfish_tree
+
+    captured_serials = _serials(redfish_tree.load_tree(tree))
+    one = _serials(redfish_tree.set_identity(copy.deepcopy(redfish_tree.load_tree(tree)), 1))
+    two = _serials(redfish_tree.set_identity(copy.deepcopy(redfish_tree.load_tree(tree)), 2))
+    assert len(set(one)) == len(set(captured_serials))  # serials that differ in the capture still differ
+    kept = set(serial for serial, edited in zip(captured_serials, one) if serial == edited)
+    assert all(len(serial.strip()) < 4 or redfish_tree._NO_SERIAL.match(serial.strip())  # pylint: disable=protected-access
+               for serial in kept)
+    assert (set(one) & set(two)) == kept  # only the placeholders are alike on two nodes
+    assert redfish_tree.node_serial("PFJHD0D52H60DG ", 7) == "PFJHD0D52H60DG007 "
+    assert [redfish_tree.node_serial(value, 7) for value in ("", "N/A", "00000000000000", "CPLDSerialNumber", "01")] == [
+        "", "N/A", "00000000000000", "CPLDSerialNumber", "01"]

@@ -16,7 +16,13 @@ import yaml
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import judge_fleet_baseline
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.fleet import FleetError, judge_fleet, placement
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import asset_rows, to_csv
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._assets import (
+    COMPONENT_COLUMNS,
+    asset_rows,
+    component_rows,
+    serial_duplicate_check,
+    to_csv,
+)
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._diagnosis import diagnose
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._hostvars import HostView, raw_host_vars
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._run_dir import RunDirError, claim_run_dir
@@ -194,6 +200,9 @@ class ActionModule(ActionBase):
         if args["fleet_baseline"]:
             cluster_checks += _fleet_baseline(hosts)
         cluster_checks += _shared_components(hosts, asset_vars, cabling_plan, fleet_thresholds, self._display)
+        if args["assets"]:
+            # the asset list's own check: a serial number more than one node reports (docs/results.md)
+            cluster_checks.append(serial_duplicate_check(hosts))
         document = build_results(run, hosts, cluster_checks, cluster_data=args["cluster_data"])
         problems = validate(document)
         if problems:
@@ -202,7 +211,10 @@ class ActionModule(ActionBase):
         try:
             path = write_results(document, args["dest"], args["latest_link"])
             if args["assets"]:
-                atomic_write(os.path.join(args["dest"], "assets.csv"), to_csv(asset_rows(document, asset_vars)))
+                rows = asset_rows(document, asset_vars)
+                atomic_write(os.path.join(args["dest"], "assets.csv"), to_csv(rows))
+                atomic_write(os.path.join(args["dest"], "assets-components.csv"),
+                             to_csv(component_rows(document, [row["node"] for row in rows]), COMPONENT_COLUMNS))
         except OSError as exc:
             # a full disk or a read-only folder: one line naming the file, no traceback
             raise AnsibleActionFail("zhisuan.ops.results: cannot write %s: %s"

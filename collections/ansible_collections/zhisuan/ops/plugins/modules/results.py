@@ -97,7 +97,13 @@ options:
   assets:
     description:
       - Also write C(assets.csv) beside C(results.json) - the asset list (node, rack and U from C(zhisuan_rack) and
-        C(zhisuan_u), serial, model, BMC address, firmware versions, GPU model and count, driver).
+        C(zhisuan_u), serial, model, BMC address, firmware versions, GPU model and count, driver), from the same host
+        facts the report and the checks read (the BIOS and BMC firmware the baseline checks compared).
+      - And C(assets-components.csv) - one row per part the facts hold (GPUs, CPUs, DIMMs, drives, power supplies,
+        NICs, optics, RDMA devices, FRUs; slot, model, part number, serial, firmware and a GPU UUID, MAC address or
+        node GUID).
+      - And add the cluster check C(assets.serial.duplicate) - a system or part serial number that more than one
+        node reports (placeholder serials such as C(N/A) or all zeros are ignored).
     type: bool
     default: false
   diagnose:

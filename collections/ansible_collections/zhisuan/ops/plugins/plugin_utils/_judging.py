@@ -39,6 +39,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import remediat
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import verify as verify_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _net_family as net_family
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_summary
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._parts import gpu_parts
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._profiles import cached_profiles, resolve_profile_name, warm_profiles
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
@@ -104,6 +105,8 @@ def _gpu_summary(facts, profile, ctx=None):
         "driver_version": facts.get("driver_version"),
         "cuda_version": facts.get("cuda_version"),
         "profile": profile.get("name") if profile else None,
+        # each GPU's bus id, name, serial, VBIOS and UUID: the asset list's component rows
+        "devices": gpu_parts(facts),
     }
     summary.update(nvlink_summary(facts))
     return summary

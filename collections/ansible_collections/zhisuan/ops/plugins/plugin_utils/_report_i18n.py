@@ -189,13 +189,28 @@ SPECIAL_TEMPLATES = {
     "fleet.shared.components.localised": N_("no rack, power feed or switch has more failing nodes than the rest of the "
                                             "fleet"),
     "remediate.repeat": N_("{component}: repeat offender, tried {observed}; escalated to {remedy}"),
+    # the asset list's check (plugin_utils/_assets.py): the shared serials and their nodes are data (the evidence)
+    "assets.serial.duplicate.fail": N_("{shared} serial numbers are reported by more than one node: {evidence}; have "
+                                       "the vendor program each node's own serial before the asset list is handed over"),
+    "assets.serial.duplicate.pass": N_("{count} serial numbers read on {nodes} nodes, none on more than one node"),
 }
+ASSETS_PASS_RE = re.compile(r"^(?P<count>\d+) serial numbers on (?P<nodes>\d+) nodes$")
+ASSETS_FAIL_RE = re.compile(r"^(?P<shared>\d+) shared$")
 
 
 def _special_message(tr, check):
-    """The translated message of a ``fleet.shared.<kind>.<name>``, ``fleet.shared.components.localised`` (pass) or
-    ``remediate.repeat.<node>`` check; None when the record does not have the producers' shape."""
+    """The translated message of a ``fleet.shared.<kind>.<name>``, ``fleet.shared.components.localised`` (pass),
+    ``remediate.repeat.<node>`` or ``assets.serial.duplicate`` (pass, fail) check; None when the record does not have
+    the producers' shape."""
     check_id = check["id"]
+    if check_id == "assets.serial.duplicate" and check["status"] in ("pass", "fail"):
+        template = SPECIAL_TEMPLATES["assets.serial.duplicate." + check["status"]]
+        if check["status"] == "pass":
+            match = ASSETS_PASS_RE.match(str(check.get("evidence") or ""))
+            return tr.gettext(template).format(**match.groupdict()) if match else None
+        match = ASSETS_FAIL_RE.match(str(check.get("observed_text") or check.get("observed") or ""))
+        return tr.gettext(template).format(shared=match.group("shared"), evidence=check.get("evidence") or "") \
+            if match else None
     if check_id == "fleet.shared.components.localised":
         template = SPECIAL_TEMPLATES[check_id]
         return tr.gettext(template) if check["status"] == "pass" else None
@@ -218,7 +233,7 @@ def check_message(tr, check):
     """The check's message in the report's language: a template per check id (its subject, ``check:<id>`` in the
     catalog, or ``check:<family>.<subject>`` for ids with a variable tail) filled from the record's fields; None when
     the family is not translated or the catalog has no subject for the id (the English message stays)."""
-    if check["family"] in ("fleet", "remediate"):
+    if check["family"] in ("fleet", "remediate", "assets"):
         try:
             special = _special_message(tr, check)
         except (KeyError, IndexError, ValueError):

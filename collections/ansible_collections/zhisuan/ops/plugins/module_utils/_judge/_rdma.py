@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._ib_counters import port_error_checks
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._parts import hca_parts
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, shown, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, to_number, version_matches
 
@@ -198,10 +199,13 @@ def _port(host, component, port, expected):
 
 
 def summarize_rdma(ib):
+    raw = ib
     ib = _clean_ib(ib) or {"devices": {}, "no_device": None}
     devices = ib["devices"]
     ports = [port for device in devices.values() for port in (device.get("ports") or {}).values()]
     return {"devices": len(devices), "ports_active": sum(1 for port in ports if port.get("state") == "ACTIVE"),
             "ports": len(ports), "rates_gbps": sorted(set(port.get("rate_gbps") for port in ports if port.get("rate_gbps"))),
             "firmware": sorted(set(device.get("fw") for device in devices.values() if device.get("fw"))),
-            "no_device": ib.get("no_device")}
+            "no_device": ib.get("no_device"),
+            # each device's CA type, firmware and node GUID: the asset list's component rows
+            "parts": hca_parts(raw)}

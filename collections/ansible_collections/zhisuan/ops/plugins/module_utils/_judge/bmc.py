@@ -41,6 +41,7 @@ from __future__ import annotations
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._bmc_health import part_health_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._bmc_inventory import count_of, inventory_checks, label
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._parts import bmc_parts
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import fmt
 from ansible_collections.zhisuan.ops.plugins.module_utils._safe_parse import iso_time
 
@@ -400,8 +401,11 @@ def judge_bmc(host, bmc_facts, expected=None, thresholds=None, log=None, since=N
 
 
 def summarize_bmc(bmc_facts, firmware=None):
-    """The report's facts for the host's BMC: identity, BIOS and BMC firmware, power state."""
+    """The report's facts for the host's BMC: identity, BIOS and BMC firmware, power state; the GPUs the BMC sees
+    (model and count, null when the BMC has no GPU list) and the parts its inventory holds (``_parts.bmc_parts``:
+    the asset list's component rows)."""
     facts = bmc_facts or {}
+    gpus = facts.get("gpus") if isinstance(facts.get("gpus"), list) else None
     system = facts.get("system") or {}
     manager = facts.get("manager") or {}
     bmc_firmware = manager.get("firmware_version")
@@ -421,4 +425,9 @@ def summarize_bmc(bmc_facts, firmware=None):
         "health": system.get("health"),
         # how the Redfish client authenticated (session | basic; null over IPMI): bmc_auth auto reports its choice
         "auth": facts.get("auth"),
+        "gpu_model": ", ".join(sorted(set(str(gpu.get("model")) for gpu in gpus
+                                          if isinstance(gpu, dict) and gpu.get("model")))) or None
+        if gpus else None,
+        "gpu_count": len(gpus) if gpus is not None else None,
+        "parts": bmc_parts(facts),
     }

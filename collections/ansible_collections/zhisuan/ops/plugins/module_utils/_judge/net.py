@@ -36,6 +36,7 @@ from __future__ import annotations
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._net_facts import clean_nic
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._parts import net_parts
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._readings import items, mapping, reading, shown, text
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, fmt, plural, to_number
 from ansible_collections.zhisuan.ops.plugins.module_utils._net.ethtool import counter_class
@@ -322,13 +323,16 @@ def summarize_net(facts):
     """The host's report facts: per interface speed, MTU, link and Rx power; RDMA device count; neighbours."""
     facts = mapping(facts)
     interfaces = {}
+    cleaned = {}
     for name, raw in sorted(mapping(facts.get("interfaces")).items()):
-        nic = clean_nic(raw)
+        nic = cleaned[name] = clean_nic(raw)
         optics = nic["optics"] or {}
         interfaces[name] = {"link": nic.get("link"), "speed_mbps": nic.get("speed_mbps"), "mtu": nic.get("mtu"),
                             "driver": text(nic.get("driver")), "firmware": text(nic.get("firmware")),
                             "numa_node": reading(nic.get("numa_node")), "rx_power_dbm": optics.get("rx_power_dbm")}
     ib = mapping(facts.get("ib"))
     return {"interfaces": interfaces, "rdma_devices": len(mapping(ib.get("devices"))),
+            # NICs (driver, firmware, MAC) and optics (vendor, part number, serial): the asset list's rows
+            "parts": net_parts(cleaned),
             "lldp": dict((name, "%s %s" % (mapping(item).get("switch"), mapping(item).get("switch_port")))
                          for name, item in sorted(mapping(facts.get("lldp")).items()))}
