@@ -50,6 +50,20 @@ CASES = {
     "drive": ({"devices": ["/dev/nvme0"], "errors": [], "drives": [smartctl.parse_drive(fixture_text(
         "smartctl/nvme-null-SAMSUNG_MZWLL3T2HAJQ-00005-nvme0.json"), device="/dev/nvme0")]}, {}),
 }
+# the post-repair verification, a remediation's outcome and the plan's word: graded from the checks the other
+# families made of these real facts (issue 29 item 3)
+_GPU_CHECKS = judge_family("gpu", "n1", {"gpu": GPU}, profile="a100", expected={"gpu_count": 8})[0]
+_WHY = {"cause": "gpu.ecc", "checks": [c["id"] for c in _GPU_CHECKS[:2]], "component": _GPU_CHECKS[0]["component"]}
+CASES.update({
+    "verify": ({"checks": _GPU_CHECKS, "recheck": [_GPU_CHECKS[0]["id"]],
+                "power": {"read": True, "result": {"before": {"power_state": "On"}}}, "reachable": True}, {}),
+    "remediate": ({"action": "reset_gpu", "outcome": "repaired", "message": "reset_gpu fixed gpu.ecc",
+                   "remedy": "reset_gpu", "why": _WHY, "stranded": None, "history_errors": ["disk full"],
+                   "history_file": "/srv/h/remediation.jsonl"}, {}),
+    "remediate_plan": ({"entry": {"status": "deferred", "action": "reset_gpu", "mode": "automatic", "batch": 2,
+                                  "message": "deferred", "remedy": "reset_gpu", "why": _WHY},
+                        "skipped": False, "skip_reason": None, "check_mode": False, "history_error": "disk full"}, {}),
+})
 
 
 def _judged(family, facts, gpu_facts):

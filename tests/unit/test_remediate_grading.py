@@ -55,8 +55,9 @@ def test_through_the_judge_and_an_outcome_the_role_never_sets():
     assert summary == {"outcome": "failed", "status": "fail", "remedy": "rma"} and not unreachable
     assert checks == judge_remediate("node07", _facts("failed"))
     assert sorted(GRADES) == ["failed", "refused", "repaired", "resumed", "skipped", "ticket"]
-    with pytest.raises(ValueError, match="remediation outcome 'stuck' is none of failed, refused"):
-        judge_family("remediate", "node07", {"remediate": _facts("stuck")})
+    stuck = judge_family("remediate", "node07", {"remediate": _facts("stuck")})[0][0]
+    assert (stuck["status"], stuck["remedy"]) == ("error", "investigate")
+    assert stuck["message"].startswith("remediation outcome 'stuck' is none of failed, refused")
 
 
 # a node the run did not act on: the plan's word (playbooks/remediate.yml, family remediate_plan)

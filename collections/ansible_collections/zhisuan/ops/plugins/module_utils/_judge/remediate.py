@@ -18,13 +18,14 @@ Pure functions, no I/O. The ``remediate`` facts (roles/remediate_node) are::
 ``remediate.<action>.result``  pass when the node was repaired (or a stranded node resumed); fail for a ticket (remedy
                                the entry's: a person acts) and for a failed repair or verification (``rma``); warn
                                when the guard refused (``drain``) or the node was skipped (``investigate``).
+                               An outcome the role never sets is an error (``investigate``) naming it.
 ``remediate.history.write``    error when a history record could not be appended (escalation and the KPIs will not
                                count this remediation); only then.
 """
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import make_check
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import REMEDIES, make_check
 
 # outcome -> (status, remedy); a ticket's remedy is the plan entry's own
 GRADES = {
@@ -38,11 +39,17 @@ GRADES = {
 
 
 def grade(outcome, remedy=None):
-    """``(status, remedy)`` of an outcome; ValueError for an outcome the role never sets."""
-    if outcome not in GRADES:
-        raise ValueError("remediation outcome %r is none of %s" % (outcome, ", ".join(sorted(GRADES))))
+    """``(status, remedy)`` of an outcome; ``(error, investigate)`` for an outcome the role never sets (a bug to
+    look into, said in the check's message)."""
+    if not isinstance(outcome, str) or outcome not in GRADES:
+        return "error", "investigate"
     status, graded = GRADES[outcome]
-    return status, graded if graded is not None else (remedy or "investigate")
+    return status, graded if graded is not None else _remedy(remedy)
+
+
+def _remedy(remedy):
+    """The plan entry's remedy, or ``investigate`` when it names none the record knows."""
+    return remedy if isinstance(remedy, str) and remedy in REMEDIES else "investigate"
 
 
 def judge_remediate(host, facts):
@@ -55,8 +62,12 @@ def judge_remediate(host, facts):
         evidence = "drain reason: %s" % stranded.get("reason")
     else:
         evidence = "cause %s; failing checks %s" % (why.get("cause"), ", ".join(str(c) for c in why.get("checks") or []))
+    message = str(facts.get("message") or "") or "%s: %s" % (facts.get("action"), facts.get("outcome"))
+    if facts.get("outcome") not in GRADES:
+        message = "remediation outcome %r is none of %s; %s" % (facts.get("outcome"), ", ".join(sorted(GRADES)),
+                                                                 message)
     checks = [make_check("remediate.%s.result" % facts.get("action"), host, status, component=why.get("component") or "node",
-                         observed=facts.get("outcome"), expected="repaired", message=facts.get("message") or "",
+                         observed=facts.get("outcome"), expected="repaired", message=message,
                          remedy=remedy, evidence=evidence)]
     errors = [str(error) for error in facts.get("history_errors") or []]
     if errors:
@@ -108,9 +119,9 @@ def plan_outcome(facts):
     elif outcome == "deferred":
         remedy = "monitor"
     else:
-        remedy = entry.get("remedy")
-    return {"in_plan": in_plan, "outcome": outcome, "message": str(message if message is not None else "").strip(),
-            "remedy": remedy}
+        remedy = _remedy(entry.get("remedy"))
+    message = str(message if message is not None else "").strip() or "remediation plan: %s" % outcome
+    return {"in_plan": in_plan, "outcome": outcome, "message": message, "remedy": remedy}
 
 
 def judge_plan(host, facts):
