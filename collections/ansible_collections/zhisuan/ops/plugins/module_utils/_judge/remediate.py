@@ -64,8 +64,8 @@ def judge_remediate(host, facts):
         evidence = "cause %s; failing checks %s" % (why.get("cause"), ", ".join(str(c) for c in why.get("checks") or []))
     message = str(facts.get("message") or "") or "%s: %s" % (facts.get("action"), facts.get("outcome"))
     if facts.get("outcome") not in GRADES:
-        message = "remediation outcome %r is none of %s; %s" % (facts.get("outcome"), ", ".join(sorted(GRADES)),
-                                                                 message)
+        known = ", ".join(sorted(GRADES))
+        message = "remediation outcome %r is none of %s; %s" % (facts.get("outcome"), known, message)
     checks = [make_check("remediate.%s.result" % facts.get("action"), host, status, component=why.get("component") or "node",
                          observed=facts.get("outcome"), expected="repaired", message=message,
                          remedy=remedy, evidence=evidence)]
