@@ -43,9 +43,10 @@ def test_the_table_is_consistent():
 
 
 def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
-    """What each list was before it was derived (commit d383d8af), with the drive family and the verify, remediate and
-    remediate_plan parts (the post-repair verification, a remediation's outcome and the plan's word, graded in Python
-    since issue 29 item 3) added since: the table must give the same."""
+    """What each list was before it was derived (commit d383d8af), with what was added since: the drive family, the
+    storage_aggregate part (the check_storage role's filter before) and the verify, remediate and remediate_plan parts
+    (the post-repair verification, a remediation's outcome and the plan's word, graded in Python since issue 29 item
+    3). The table must give the same."""
     from ansible_collections.zhisuan.ops.plugins.action import check as check_action
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _families, _judging, _kpi, _preflight
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_i18n, _report_values
@@ -98,6 +99,7 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
         "nccl": ("nccl", "nccl-tests", "nccl", ("nccl_tests", "nccl-tests"), (dict,)),
         "nccl_bisect": ("nccl", "nccl-tests", "bisect", ("nccl_tests", "nccl-tests"), (dict,)),
         "storage": ("storage", "fio", "storage", ("fio", "fio"), (dict,)),
+        "storage_aggregate": ("storage", "fio", "storage_aggregate", ("fio_aggregate", "fio"), (dict,)),
         "nic": ("nic", "ethtool", "net", ("ethtool", "ethtool"), (dict,)),
         "rdma_ports": ("rdma", "ibstat", "net", ("ibstat", "ibstat"), (dict,)),
         "cabling": ("cabling", "lldpctl", "net", ("lldpctl", "lldpctl"), (dict,)),

@@ -42,6 +42,7 @@ CASES = {
     "nccl": (FACTS_CASES["nccl"][0], {"profile": "a100_40gb"}),
     "tuning": (HOST_FACTS, {"expected": TUNING_EXPECTED}),
     "storage": (STORAGE_FACTS, {}),
+    "storage_aggregate": ({"node01": STORAGE_FACTS, "node02": STORAGE_FACTS, "node03": {}}, {}),
     "nic": (NET_FACTS, {"expected": NIC_EXPECTED}),
     "rdma_ports": (NET_FACTS, {"expected": {"hcas": 8, "rate_gbps": 400}}),
     "cabling": (NET_FACTS, {}),

@@ -16,7 +16,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.zhisuan.ops.plugins.filter.storage_aggregate import storage_aggregate
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage
 from ansible_collections.zhisuan.ops.plugins.module_utils._storage import fio
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import Context, judge_collected
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import Context, judge_collected, judge_family
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "fio")
 
@@ -139,6 +139,22 @@ def test_aggregate_floor_checks_and_the_filter():
     with pytest.raises(AnsibleFilterError) as info:
         storage_aggregate(["node01"])
     assert str(info.value) == "storage_aggregate: the input must be a mapping of host to storage facts, got list"
+
+
+def test_the_check_storage_role_s_judge_part_gives_what_the_filter_gives():
+    """roles/check_storage judges the aggregate through zhisuan.ops.judge (part storage_aggregate, issue 29 item 3):
+    the same checks and data as the filter, a facts error for facts that are no mapping, a floor typo refused."""
+    thresholds = {"aggregate": {"read_bw_mib_min": 2500, "write_bw_mib_min": 600}}
+    checks, summary, unreachable = judge_family("storage_aggregate", "node01", {"storage_aggregate": _cluster()},
+                                                thresholds=thresholds)
+    out = storage_aggregate(_cluster(), thresholds)
+    assert checks == out["checks"] and summary == out["aggregate"] and unreachable is False
+    assert _by_id(checks)["storage.aggregate.read_bandwidth"]["status"] == "fail"
+    bad, dummy_summary, dummy = judge_family("storage_aggregate", "node01", {"storage_aggregate": ["node01"]})
+    assert [(c["id"], c["status"]) for c in bad] == [("storage.collect.fio_aggregate", "error")]
+    with pytest.raises(ValueError):
+        judge_family("storage_aggregate", "node01", {"storage_aggregate": _cluster()},
+                     thresholds={"aggregate": {"read_bw_mib_min": "fast"}})
 
 
 def test_registered_family_turns_a_failed_collect_into_an_error_check():

@@ -33,7 +33,7 @@ options:
     type: str
     required: true
     choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, drive, gpu, gpu_bandwidth, nccl, nccl_bisect,
-              nic, rdma_ports, remediate, remediate_plan, storage, tuning, verify, xid]
+              nic, rdma_ports, remediate, remediate_plan, storage, storage_aggregate, tuning, verify, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and
@@ -46,7 +46,8 @@ options:
         result holding C(verify) (the post-repair verification's C(checks), C(recheck) ids, C(power) read and result,
         C(reachable); roles/verify_node), C(remediate) a result holding C(remediate) (one node's remediation
         C(action), C(outcome), C(message), the plan entry's C(remedy) and C(why), C(stranded), C(history_errors),
-        C(history_file); roles/remediate_node), C(remediate_plan) a result holding C(remediate_plan) (a node the
+        C(history_file); roles/remediate_node), C(storage_aggregate) a result holding C(storage_aggregate) (a mapping
+        of host name to that host's C(storage) facts of one concurrent fio run; roles/check_storage), C(remediate_plan) a result holding C(remediate_plan) (a node the
         remediation did not act on - the plan's C(entry) for it, whether it was C(skipped) and why, C(check_mode),
         a failed C(history_error); playbooks/remediate.yml).
     type: dict

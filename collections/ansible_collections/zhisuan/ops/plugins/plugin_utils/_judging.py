@@ -224,6 +224,9 @@ ADAPTERS = {
     "nccl_bisect": (nccl_rules.bisect_rules, nccl_rules.bisect_summary),
     "storage": (lambda host, facts, ctx: (None, storage_rules.judge_storage(host, facts, thresholds=ctx.thresholds)),
                 _facts_only(storage_rules.summarize_storage)),
+    "storage_aggregate": (lambda host, facts, ctx: (None, storage_rules.judge_aggregate(
+        storage_rules.aggregate(facts), thresholds=ctx.thresholds)),
+        lambda facts, profile, ctx: storage_rules.aggregate(facts)),
     "nic": (net_family.nic_rules, net_family.nic_summary),
     "rdma_ports": (net_family.rdma_rules, net_family.rdma_summary),
     "cabling": (net_family.cabling_rules, net_family.cabling_summary),

@@ -245,6 +245,8 @@ PARTS = (
     Part("nccl_bisect", "nccl", "nccl-tests", "bisect"),
     # storage acceptance: fio jobs judged against the site's floors (zhisuan_thresholds.storage)
     Part("storage", "storage", "fio", "storage"),
+    # the concurrent run summed over the nodes (host -> storage facts) against the cluster floors; host "cluster"
+    Part("storage_aggregate", "storage", "fio", "storage_aggregate", collect_id=("fio_aggregate", "fio")),
     # network: net_info's facts judged three ways (NIC/optics, RDMA ports, LLDP neighbours vs the cabling plan)
     Part("nic", "nic", "ethtool", "net"),
     Part("rdma_ports", "rdma", "ibstat", "net"),
