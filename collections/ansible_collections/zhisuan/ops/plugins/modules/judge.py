@@ -47,9 +47,10 @@ options:
         C(reachable); roles/verify_node), C(remediate) a result holding C(remediate) (one node's remediation
         C(action), C(outcome), C(message), the plan entry's C(remedy) and C(why), C(stranded), C(history_errors),
         C(history_file); roles/remediate_node), C(storage_aggregate) a result holding C(storage_aggregate) (a mapping
-        of host name to that host's C(storage) facts of one concurrent fio run; roles/check_storage), C(remediate_plan) a result holding C(remediate_plan) (a node the
-        remediation did not act on - the plan's C(entry) for it, whether it was C(skipped) and why, C(check_mode),
-        a failed C(history_error); playbooks/remediate.yml).
+        of host name to that host's C(storage) facts of one concurrent fio run; roles/check_storage),
+        C(remediate_plan) a result holding C(remediate_plan) (a node the remediation did not act on - the plan's
+        C(entry) for it, whether it was C(skipped) and why, C(check_mode), a failed C(history_error);
+        playbooks/remediate.yml).
     type: dict
     required: true
   profile:
