@@ -96,20 +96,12 @@ class ActionModule(ActionBase):
             results = load_results(src, max_mib=args["max_results_mib"])
             warnings = validate_results(results, SCHEMA_PATH, source=src)
             if retests:
-                docs = []
-                for path in retests:
-                    docs.append(load_results(path, max_mib=args["max_results_mib"]))
-                    warnings.extend(validate_results(docs[-1], SCHEMA_PATH, source=path))
-                results = fold_retests(results, docs, sources=retests)
+                results = fold_retests(results, self._load_all(retests, args, warnings), sources=retests)
                 if not self._task.check_mode:
                     write_results(results, dest)  # the folded run re-renders from its own results.json
             if stages:
-                docs = [results]
-                for path in stages:
-                    docs.append(load_results(path, max_mib=args["max_results_mib"]))
-                    warnings.extend(validate_results(docs[-1], SCHEMA_PATH, source=path))
                 try:
-                    results = site_results(docs)
+                    results = site_results([results] + self._load_all(stages, args, warnings))
                 except ValueError as exc:
                     raise ReportError("zhisuan.ops.report: cannot fold the stages into a site record: %s" % exc)
                 if not self._task.check_mode:
@@ -179,6 +171,15 @@ class ActionModule(ActionBase):
         if legacy:
             warnings.append(legacy)
         return history_dir
+
+    @staticmethod
+    def _load_all(paths, args, warnings):
+        """The results documents of ``paths`` (re-tests or stage runs), each validated, its warnings kept."""
+        docs = []
+        for path in paths:
+            docs.append(load_results(path, max_mib=args["max_results_mib"]))
+            warnings.extend(validate_results(docs[-1], SCHEMA_PATH, source=path))
+        return docs
 
     @staticmethod
     def _results_file(path):

@@ -58,9 +58,8 @@ class CallbackModule(CallbackBase):
         out = []
         # site.yml: one verdict, the site record's; each stage's report is one line above it
         site = [report for report in self.reports if report.get("kind") == "site"]
-        for report in (self.reports if site else []):
-            if report.get("kind") == "site":
-                continue
+        stages = [report for report in self.reports if report.get("kind") != "site"] if site else []
+        for report in stages:
             grade, text = self._grade_text(report)
             paths = report.get("paths") or {}
             where = paths.get("html") or next(iter(sorted(paths.values())), "")

@@ -224,6 +224,22 @@ def _discard(staged):
                 pass
 
 
+def _stage_file(staged, dest_dir, fmt, name, check_mode, write):
+    """Write ``name`` of ``dest_dir`` to a temp file beside it (in the system temp folder in check mode) through
+    ``write(handle.write)``, and add ``(fmt, path, temp path, changed)`` to ``staged`` (the entry is there before
+    the temp file is made, so an error names the file it stopped)."""
+    path = os.path.join(dest_dir, name)
+    staged.append((fmt, path, None, True))
+    fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(name), suffix=".tmp")
+    staged[-1] = (fmt, path, tmp, True)
+    with io.open(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:
+        write(handle.write)
+        handle.flush()
+        if not check_mode:
+            os.fsync(handle.fileno())
+    staged[-1] = (fmt, path, tmp, not (os.path.isfile(path) and filecmp.cmp(tmp, path, shallow=False)))
+
+
 def _temp_prefix(name):
     # the renderer's pid in the name: a render killed (kill -9, a power cut) leaves temp files that the next render
     # can tell from those of a render still running
@@ -316,34 +332,17 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
     view = build_view(results, history, remediation, language=language, timezone=timezone)
     created = not check_mode and not os.path.isdir(dest_dir)
     staged = []
-    path = dest_dir
     try:
         if not check_mode:
             os.makedirs(dest_dir, exist_ok=True)
             sweep_stale_temps(dest_dir)
-        names = dict((fmt, report_filename(fmt, dest_dir, language)) for fmt in formats)
         for fmt in formats:
-            path = os.path.join(dest_dir, names[fmt])
-            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(names[fmt]),
-                                       suffix=".tmp")
-            staged.append((fmt, path, tmp, True))
-            with io.open(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:
-                _stream(fmt, results, view, templates, handle.write)
-                handle.flush()
-                if not check_mode:
-                    os.fsync(handle.fileno())
-            changed = not (os.path.isfile(path) and filecmp.cmp(tmp, path, shallow=False))
-            staged[-1] = (fmt, path, tmp, changed)
+            _stage_file(staged, dest_dir, fmt, report_filename(fmt, dest_dir, language), check_mode,
+                        lambda write, fmt=fmt: _stream(fmt, results, view, templates, write))
         if view.get("stage_rows") is not None:
             # where each node stands in the delivery, beside the report (_stages.py)
-            path = os.path.join(dest_dir, STAGES_FILENAME)
-            fd, tmp = tempfile.mkstemp(dir=None if check_mode else dest_dir, prefix=_temp_prefix(STAGES_FILENAME),
-                                       suffix=".tmp")
-            staged.append(("stages", path, tmp, True))
-            with io.open(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(stages_csv(view["stage_rows"]))
-            changed = not (os.path.isfile(path) and filecmp.cmp(tmp, path, shallow=False))
-            staged[-1] = ("stages", path, tmp, changed)
+            _stage_file(staged, dest_dir, "stages", STAGES_FILENAME, check_mode,
+                        lambda write: write(stages_csv(view["stage_rows"])))
     except BaseException as exc:
         _discard(staged)
         if created:
@@ -353,6 +352,7 @@ def stage_reports(results, dest_dir, formats, template_dir=None, history=None, r
                 pass
         if isinstance(exc, OSError):
             # a full disk (ENOSPC) or a quota says nothing of the file it stopped: name it
+            path = staged[-1][1] if staged else dest_dir
             raise ReportError("zhisuan.ops.report: cannot write %s: %s" % (path, exc.strerror or exc))
         raise
     if check_mode:

@@ -30,6 +30,9 @@ import hashlib
 import os
 import re
 
+# a site name as text, the rule run.site follows
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._results import _site_text as _text
+
 NO_SITE_KEY = "no-site"
 HISTORY_FOLDER = "history"
 SLUG_MAX = 40
@@ -39,15 +42,6 @@ _WORDS = re.compile(r"[A-Za-z0-9]+")
 # what the flat layout (before one history per site) left in the root: kept runs, their index, the remediation log
 LEGACY_LOG = "remediation.jsonl"
 LEGACY_INDEX = "index"
-
-
-def _text(value):
-    """A site name as text (stripped), None for none, empty text or a value that is not a scalar (the rule run.site
-    follows, plugin_utils/_results.py)."""
-    if value is None or isinstance(value, (dict, list, tuple, set)):
-        return None
-    text = str(value).strip()
-    return text or None
 
 
 def _digest(kind, text):
