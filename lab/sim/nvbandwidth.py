@@ -12,6 +12,9 @@ It replays the REAL captured nvbandwidth v0.2 output of an 8x H800 node
   and column of a device-to-device one) and the ``SUM`` line is the sum of the edited matrix, as nvbandwidth prints it;
   rows are re-printed with the capture's layout, byte-identical on an unedited block (the tests check it).
 
+Every device-to-device testcase it runs adds ``TRAFFIC_KIB`` (4 GiB) to ``nvlink_traffic_kib`` in the node's state
+file: the data the lab's ``nvidia-smi nvlink -gt d`` shows each active NVLink carried (issue 23).
+
 Invoked through the per-node wrapper written by ``lab/labctl.py up``::
 
     nvbandwidth.py --state /abs/nodes/<node>/state.json -t host_to_device_memcpy_ce
@@ -24,7 +27,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import FIXTURES_DIR, LabError, own_faults, run_sim, split_argv, unsupported  # noqa: E402
+from _common import FIXTURES_DIR, LabError, own_faults, run_sim, save_state, split_argv, unsupported  # noqa: E402
 
 TOOLS = ("nvbandwidth",)
 CAPTURE = os.path.join(FIXTURES_DIR, "nvbandwidth", "nvbandwidth-v0.2-h800x8-525.105.17-ce.txt")
@@ -34,6 +37,9 @@ CAPTURE_GPUS = 8
 FAULT_KINDS = {
     "bandwidth_low": {"gpu": int, "testcase": str, "gbs": float},
 }
+# KiB each active NVLink carries in one device-to-device testcase (about the real H800 8-link figure for a few
+# seconds of copies)
+TRAFFIC_KIB = 4 * 1024 * 1024
 _RUNNING_RE = re.compile(r"^Running ([a-z0-9_]+)\.$")
 _DEVICE_RE = re.compile(r"^Device ([0-9]+): (.*)$")
 
@@ -150,7 +156,12 @@ def main(argv=None):
         unknown = [name for name in testcases if name not in known]
         if unknown:
             return unsupported("nvbandwidth", args, "testcases of the capture: %s" % ", ".join(known))
-        return render(state, testcases)
+        out = render(state, testcases)
+        peer = [name for name in (testcases or known) if name.startswith("device_to_device")]
+        if peer:
+            state["nvlink_traffic_kib"] = int(state.get("nvlink_traffic_kib", 0)) + TRAFFIC_KIB * len(peer)
+            save_state(state_path, state)
+        return out
 
     return run_sim("nvbandwidth", state_path, work)
 

@@ -15,6 +15,19 @@ a node with NVLink, headers edited as for ``nvlink -s``; an ``nvlink_errors`` fa
 ``per_read`` times the number of ``nvlink -e`` calls so far (kept in the state file as ``nvlink_e_reads``), so two
 reads a window apart see it grow. A node without NVLink prints nothing.
 
+``nvlink -R``, ``nvlink -c`` and ``nvlink -gt d`` (an A100-SXM4 node only; issue 23) edit real captures the same way:
+
+* ``-R`` replays the real HGX A100 capture of GPU 0 (nvlink-R-a100-sxm4-nvswitch-gpu0.txt: 12 links, two to each
+  of 6 NVSwitches with the switch port); the capture holds GPU 0 only, so GPU k's port numbers are GPU 0's minus
+  2k (mod 36, an NVSwitch's port count): each port is claimed once. A link that is down (``nvlink_down``) is not
+  listed (the driver lists the active links); ``nvlink_remote_port`` sets one link's port (two links on one port);
+* ``-c`` replays GPU 0's first link block of the real H800 capture (nvlink-c-h800-8gpu-excerpt.txt, six
+  capabilities) once per link of the node's ``-s`` block, renumbered; ``nvlink_capability`` sets one capability
+  of one link to ``false``;
+* ``-gt d`` prints, per link, the real H800 idle read's line (nvlink-gt-d-h800-gpu0-idle.txt, link n mod 8) plus
+  the data the lab's nvbandwidth moved over the link (``nvlink_traffic_kib`` in the state file, grown by every
+  device-to-device testcase nvbandwidth runs); a link that is down or has an ``nvlink_idle`` fault moves nothing.
+
 ``--gpu-reset -i N`` (``-r -i N``) prints the driver's success lines and clears the GPU's reset-clearable faults
 from the state file; a GPU with a ``gpu_process`` is refused with the driver's "In use by another client" text.
 
@@ -60,7 +73,19 @@ NVLINK_ERRORS_CAPTURE = "nvidia-smi/nvlink-e-h100-healthy-excerpt.txt"
 NVLINK_ERROR_COUNTERS = {"replay": "Replay", "recovery": "Recovery", "crc": "CRC"}
 RESET_FLAGS = ("-r", "--gpu-reset")
 ID_FLAGS = ("-i", "--id")
-IMPLEMENTED = "-q -x, nvlink -s, nvlink -e, topo -m, --gpu-reset -i N"
+NVLINK_REMOTE_FLAGS = ("-R", "--remotelinkinfo")
+NVLINK_CAPABILITY_FLAGS = ("-c", "--capabilities")
+NVLINK_THROUGHPUT_FLAGS = ("-gt", "--getthroughput")
+IMPLEMENTED = "-q -x, nvlink -s, nvlink -e, nvlink -R, nvlink -c, nvlink -gt d, topo -m, --gpu-reset -i N"
+# Real captures of the other nvlink forms (relative to tests/fixtures), for an A100-SXM4 node.
+NVLINK_REMOTE_CAPTURE = "nvidia-smi/nvlink-R-a100-sxm4-nvswitch-gpu0.txt"
+NVLINK_CAPABILITY_CAPTURE = "nvidia-smi/nvlink-c-h800-8gpu-excerpt.txt"
+NVLINK_THROUGHPUT_CAPTURE = "nvidia-smi/nvlink-gt-d-h800-gpu0-idle.txt"
+NVSWITCH_PORTS = 36
+# nvlink -c capability names as the driver prints them, by fault name (nvlink_capability's `capability`).
+NVLINK_CAPABILITIES = {"p2p": "P2P is supported", "sysmem_access": "Access to system memory supported",
+                       "p2p_atomics": "P2P atomics supported", "sysmem_atomics": "System memory atomics supported",
+                       "sli": "SLI is supported", "link": "Link is supported"}
 
 # `nvidia-smi nvlink -s` captures (relative to tests/fixtures): the first whose key is in the -q -x product name.
 NVLINK_CAPTURES = (("A100-SXM4", "nvidia-smi/nvlink-status-a100-sxm4-8gpu.txt"),)
@@ -108,6 +133,9 @@ FAULT_KINDS = {
     "remap_failure": {"gpu": int},
     "remap_banks_exhausted": {"gpu": int, "banks": int},
     "mig": {"gpu": int},
+    "nvlink_remote_port": {"gpu": int, "link": int, "port": int},
+    "nvlink_capability": {"gpu": int, "link": int, "capability": str},
+    "nvlink_idle": {"gpu": int, "link": int},
 }
 
 # HW slowdown sub-reasons: the driver reports the parent "hw_slowdown" reason Active with them.
@@ -144,6 +172,12 @@ def check_fault(fault, node, where="fault"):
         raise LabError(f"{where}: 'status' must be non-empty (e.g. Insufficient Resources)")
     if kind == "truncated" and fault["bytes"] < 0:
         raise LabError(f"{where}: 'bytes' must be >= 0")
+    if kind in ("nvlink_remote_port", "nvlink_capability", "nvlink_idle") and fault["link"] < 0:
+        raise LabError(f"{where}: 'link' must be >= 0")
+    if kind == "nvlink_remote_port" and not 0 <= fault["port"] < NVSWITCH_PORTS:
+        raise LabError(f"{where}: 'port' must be an NVSwitch port 0..{NVSWITCH_PORTS - 1}")
+    if kind == "nvlink_capability" and fault["capability"] not in NVLINK_CAPABILITIES:
+        raise LabError(f"{where}: fault nvlink_capability needs capability in {sorted(NVLINK_CAPABILITIES)}")
 
 
 def _find(elem, path, what):
@@ -492,6 +526,97 @@ TOPO_CAPTURES = {
 }
 
 
+def _nvlink_node(state, what):
+    """(GPUs as [(position, lab index, -q -x element)], their -s link numbers by lab index, faults) of an A100-SXM4
+    node; LabError naming ``what`` for a model the other nvlink captures do not cover."""
+    _, root, _, faults, present = _build(state)
+    elements = root.findall("gpu")
+    product = (elements[0].findtext("product_name") or "") if elements else ""
+    capture = next((path for key, path in NVLINK_CAPTURES if key in product), None)
+    if capture is None:
+        return [], {}, faults
+    blocks = _nvlink_blocks(capture)
+    links = {}
+    for lab_index in present:
+        if lab_index >= len(blocks):
+            raise LabError(f"{what}: the nvlink capture has {len(blocks)} GPU blocks, the node has GPU {lab_index}")
+        links[lab_index] = [int(re.match(r"^\s*Link (\d+):", line).group(1)) for line in blocks[lab_index][1]]
+    return [(position, lab_index, gpu) for position, (lab_index, gpu) in enumerate(zip(present, elements))], \
+        links, faults
+
+
+def _header(position, gpu):
+    return f"GPU {position}: {gpu.findtext('product_name')} (UUID: {gpu.findtext('uuid')})"
+
+
+def _capture_lines(path):
+    with open(os.path.join(FIXTURES_DIR, path), encoding="utf-8") as fh:
+        return fh.read().splitlines()
+
+
+def _down(faults):
+    return set((fault["gpu"], fault["link"]) for fault in faults if fault["kind"] == "nvlink_down")
+
+
+def render_nvlink_remote(state):
+    """``nvidia-smi nvlink -R``: the real HGX A100 GPU 0 block per GPU (see the module docstring)."""
+    gpus, links, faults = _nvlink_node(state, "nvlink -R")
+    body = [line for line in _capture_lines(NVLINK_REMOTE_CAPTURE)[1:] if line.strip()]
+    rx = re.compile(r"^(\s*Link )(\d+)(: Remote Device [0-9A-Fa-f:.]+: Link )(\d+)$")
+    ports = dict(((f["gpu"], f["link"]), f["port"]) for f in faults if f["kind"] == "nvlink_remote_port")
+    down = _down(faults)
+    out = []
+    for position, lab_index, gpu in gpus:
+        out.append(_header(position, gpu))
+        active = 0
+        for line in body:
+            match = rx.match(line)
+            link = int(match.group(2))
+            if link not in links[lab_index] or (lab_index, link) in down:
+                continue
+            port = ports.get((lab_index, link), (int(match.group(4)) - 2 * lab_index) % NVSWITCH_PORTS)
+            out.append(f"{match.group(1)}{active}{match.group(3)}{port}")  # -R numbers the active links
+            active += 1
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
+def render_nvlink_capabilities(state):
+    """``nvidia-smi nvlink -c``: the real H800 link block once per link (see the module docstring)."""
+    gpus, links, faults = _nvlink_node(state, "nvlink -c")
+    lines = _capture_lines(NVLINK_CAPABILITY_CAPTURE)
+    block = [line for line in lines[1:7]]  # GPU 0's link 0: its six capability lines
+    off = set((f["gpu"], f["link"], NVLINK_CAPABILITIES[f["capability"]]) for f in faults
+              if f["kind"] == "nvlink_capability")
+    out = []
+    for position, lab_index, gpu in gpus:
+        out.append(_header(position, gpu))
+        for link in links[lab_index]:
+            for line in block:
+                line = line.replace("Link 0,", "Link %d," % link, 1)
+                name = line.split(",", 1)[1].rsplit(":", 1)[0].strip()
+                if (lab_index, link, name) in off:
+                    line = line.rsplit(":", 1)[0] + ": false"
+                out.append(line)
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
+def render_nvlink_throughput(state):
+    """``nvidia-smi nvlink -gt d``: the real idle read per link plus what the lab's nvbandwidth moved over it."""
+    gpus, links, faults = _nvlink_node(state, "nvlink -gt")
+    rx = re.compile(r"^(\s*Link )(\d+)(: Data (?:Tx|Rx): )(\d+)( KiB)$")
+    idle = [rx.match(line) for line in _capture_lines(NVLINK_THROUGHPUT_CAPTURE)[1:] if line.strip()]
+    moved = int(state.get("nvlink_traffic_kib", 0))
+    still = _down(faults) | set((f["gpu"], f["link"]) for f in faults if f["kind"] == "nvlink_idle")
+    out = []
+    for position, lab_index, gpu in gpus:
+        out.append(_header(position, gpu))
+        for link in links[lab_index]:
+            for match in (m for m in idle if int(m.group(2)) == link % 8):
+                value = int(match.group(4)) + (0 if (lab_index, link) in still else moved)
+                out.append(f"{match.group(1)}{link}{match.group(3)}{value}{match.group(5)}")
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
 def render_topo(state):
     """The real topology matrix of a node with this many GPUs, as is."""
     if state["gpus"] not in TOPO_CAPTURES:
@@ -510,6 +635,12 @@ def _command(args):
         return "nvlink", None
     if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_ERRORS_FLAGS:
         return "nvlink_errors", None
+    if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_REMOTE_FLAGS:
+        return "nvlink_remote", None
+    if len(args) == 2 and args[0] == "nvlink" and args[1] in NVLINK_CAPABILITY_FLAGS:
+        return "nvlink_capabilities", None
+    if len(args) == 3 and args[0] == "nvlink" and args[1] in NVLINK_THROUGHPUT_FLAGS and args[2] == "d":
+        return "nvlink_throughput", None
     target = _reset_target(args)
     if target is not None:
         return "reset", target
@@ -538,6 +669,8 @@ def check_state(state):
     """Render once (labctl up): a fault the capture cannot carry fails at `up`."""
     render(state)
     render_nvlink(state)
+    render_nvlink_remote(state)
+    render_nvlink_capabilities(state)
 
 
 def reset(state_path, state, target):
@@ -589,7 +722,9 @@ def main(argv=None):
             return rc
         if command == "nvlink_errors":
             return render_nvlink_errors(state, state_path)
-        return {"query": render, "nvlink": render_nvlink, "topo": render_topo}[command](state)
+        return {"query": render, "nvlink": render_nvlink, "topo": render_topo, "nvlink_remote": render_nvlink_remote,
+                "nvlink_capabilities": render_nvlink_capabilities,
+                "nvlink_throughput": render_nvlink_throughput}[command](state)
 
     return run_sim("nvidia-smi", state_path, work, errors=(OSError, ValueError, ET.ParseError, LabError))
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """NVLink error counters and bandwidth on the lab (issue 16): the check_gpu role with the counters read twice and
-nvbandwidth run finds a retraining link (reset_gpu) and a slow PCIe path (reseat) and passes the healthy node."""
+nvbandwidth run finds a retraining link (reset_gpu) and a slow PCIe path (reseat) and passes the healthy node; with
+the NVLink topology reads (issue 23: ``nvlink -R``, ``-c``, ``-gt d`` around nvbandwidth) it finds a shared switch
+port, a link without P2P and an idle link on topo01 and passes every link of links01."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from .conftest import run_playbook, start_lab
 EXTRA = {
     "zhisuan_diag_level": "quick", "check_dcgm_timeout": 4, "check_dcgm_health_timeout": 4,
     "check_gpu_nvlink_errors_window": 1, "check_gpu_bandwidth": True, "check_gpu_throttle_window": 1,
+    # issue 23: nvlink -R and -c with gpu_info, nvlink -gt d around nvbandwidth
+    "zhisuan_gpu_nvlink_remote": True, "zhisuan_gpu_nvlink_traffic": True,
     # the lab replays an H800's nvbandwidth capture (8-link NVLink, ~172 GB/s device to device) on its A100 nodes:
     # a site peer floor under that figure, so the peer checks judge the capture and not the model mismatch
     "zhisuan_gpu_profile_overrides": {"p2p_bw_floor_gbs": 160},
@@ -54,3 +58,22 @@ def test_the_throttle_window_reads_nvidia_smi_twice(links_run):
         # the skip of a window that was read (without the window there is no check at all)
         assert "printed no clocks event reasons counters" in checks[0]["message"]
         assert "window_s=1" in checks[0]["evidence"]
+
+
+TOPOLOGY = ("gpu.nvlink.remote", "gpu.nvlink.capabilities", "gpu.nvlink.traffic")
+
+
+def test_nvlink_topology_reads_are_judged(links_run):
+    runner, document = links_run
+    for check_id in TOPOLOGY:
+        checks = [c for c in document["hosts"]["links01"]["checks"] if c["id"] == check_id]
+        assert [c["status"] for c in checks] == ["pass"] * 8, (check_id, [c["message"] for c in checks])
+    found = sorted(item for check_id in TOPOLOGY for item in not_passing(document, "topo01", check_id))
+    assert found == [("gpu.nvlink.capabilities", "GPU 4", "fail", "reset_gpu"),
+                     ("gpu.nvlink.remote", "GPU 2", "fail", "investigate"),
+                     ("gpu.nvlink.traffic", "GPU 6", "fail", "reset_gpu")]
+    by_id = dict((c["id"], c) for c in document["hosts"]["topo01"]["checks"]
+                 if c["id"] in TOPOLOGY and c["status"] == "fail")
+    assert "0005:00:00.0 link 30 is claimed by GPU 2 link 2, GPU 2 link 3" in by_id["gpu.nvlink.remote"]["message"]
+    assert "link 1: p2p=false" in by_id["gpu.nvlink.capabilities"]["message"]
+    assert "NVLink 7 carried no data" in by_id["gpu.nvlink.traffic"]["message"]

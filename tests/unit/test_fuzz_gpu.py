@@ -171,6 +171,12 @@ def test_nvlink_forms_are_total(relpath, reader):
         _well_formed_nvlink(reader.__name__, result)
         assert_total("remote_topology", nvlink_info.remote_topology, result, gpus)
         assert_total("throughput_rate", nvlink_info.throughput_rate, result, result, 10)
+        assert_total("traffic_facts", nvlink_info.traffic_facts, result, result, 10)
+        caps, _error = assert_total("capability_facts", nvlink_info.capability_facts, result)
+        if reader is nvlink_info.parse_capabilities and caps is not None:
+            facts = nvlink.attach(base, [])
+            facts.update(nvlink_error=None, nvlink_capabilities_error=None, nvlink_capabilities=caps)
+            _judge("judge_gpu", gpu_rules.judge_gpu, "n1", facts, PROFILES["a100"])
         if reader is nvlink_info.parse_remote:
             # the judge on what the damaged -R gave (the GPUs of a real -q capture): total, well-formed checks
             facts = nvlink.attach(base, [])

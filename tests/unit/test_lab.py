@@ -380,7 +380,7 @@ def test_gpu_reset_refused_while_a_process_holds_the_gpu(tmp_path):
     assert state.read_text() == before
     bad = smi(wrapper, "--gpu-reset", "-i", "8")
     assert bad.returncode == 3 and b"lab nvidia-smi: --gpu-reset -i 8: the node has GPUs 0..7" in bad.stderr
-    for args in (["--gpu-reset"], ["--gpu-reset", "-i"], ["-r", "-i", "1", "-q"], ["nvlink"], ["nvlink", "-c"]):
+    for args in (["--gpu-reset"], ["--gpu-reset", "-i"], ["-r", "-i", "1", "-q"], ["nvlink"], ["nvlink", "-gt", "r"]):
         r = smi(wrapper, *args)
         assert r.returncode == 2 and b"lab nvidia-smi: unsupported arguments:" in r.stderr, args
 
@@ -476,3 +476,38 @@ def test_lab_remap_fault_on_a_capture_without_remapper_values_is_refused_at_up(t
     res = labctl("up", "--scenario", scen, "--dir", tmp_path / "run", "--inventory", tmp_path / "inv" / "hosts.yml")
     assert res.returncode == 1
     assert "fault remap_pending: the capture prints no row-remapper values" in res.stderr
+
+
+# ----------------------------------------------------------------------- nvlink -R, -c and -gt d (issue 23)
+
+def test_nvlink_topology_forms_edit_real_captures_and_carry_their_faults(tmp_path):
+    """-R, -c and -gt d of an A100 node, read by the collection's own readers: every port claimed once, one common
+    capability set, the counters grown by the lab's nvbandwidth - and each fault where it was put."""
+    from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, nvlink_info
+
+    faults = [{"kind": "nvlink_remote_port", "gpu": 2, "link": 3, "port": 30},
+              {"kind": "nvlink_capability", "gpu": 4, "link": 1, "capability": "p2p"},
+              {"kind": "nvlink_idle", "gpu": 6, "link": 7},
+              {"kind": "nvlink_down", "gpu": 1, "link": 0}]
+    wrapper, state = lab_node(tmp_path, faults)
+    gpus = nvidia_smi.parse_xml(smi(wrapper, "-q", "-x").stdout.decode())["gpus"]
+    remote = nvlink_info.remote_facts(nvlink_info.parse_remote(smi(wrapper, "nvlink", "-R").stdout.decode()), gpus)
+    assert [gpu["links"] for gpu in remote["gpus"]] == [12, 11, 12, 12, 12, 12, 12, 12]  # GPU 1 link 0 is down
+    assert [gpu["index"] for gpu in remote["gpus"] if gpu["shared"]] == [2]
+    assert remote["gpus"][2]["shared"] == ["0005:00:00.0 link 30 is claimed by GPU 2 link 2, GPU 2 link 3"]
+    assert all(len(gpu["switches"]) == 6 and not gpu["peers"] for gpu in remote["gpus"])
+    caps = nvlink_info.capability_facts(nvlink_info.parse_capabilities(
+        smi(wrapper, "nvlink", "-c").stdout.decode()))
+    assert caps["common"]["p2p"] is True and caps["common"]["link"] is False  # the H800 capture's set
+    assert [(gpu["index"], gpu["odd"]) for gpu in caps["gpus"] if gpu["odd"]] == [
+        (4, [{"link": 1, "differs": {"p2p": False}}])]
+    before = nvlink_info.parse_throughput(smi(wrapper, "nvlink", "-gt", "d").stdout.decode())
+    nvbandwidth = os.path.join(os.path.dirname(wrapper), "nvbandwidth")  # the node's wrappers sit together
+    ran = subprocess.run([nvbandwidth, "-t", "device_to_device_memcpy_read_ce"], capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    after = nvlink_info.parse_throughput(smi(wrapper, "nvlink", "--getthroughput", "d").stdout.decode())
+    moved = nvlink_info.traffic_facts(before, after, 5)
+    idle = [(gpu["index"], link["link"]) for gpu in moved["gpus"] for link in gpu["links"] if not link["tx_kib"]]
+    assert idle == [(1, 0), (6, 7)]
+    assert moved["gpus"][0]["links"][0] == {"link": 0, "tx_kib": 4194304, "rx_kib": 4194304, "reset": False}
+    assert json.loads(state.read_text())["nvlink_traffic_kib"] == 4194304

@@ -70,6 +70,19 @@ options:
         O(src).
     type: list
     elements: int
+  nvlink_traffic:
+    description:
+      - Also read the NVLink data counters (C(nvidia-smi nvlink -gt d)) before and after the nvbandwidth run and return
+        each link's growth in RV(bandwidth.nvlink_traffic); the judge's C(gpu.nvlink.traffic) check fails a link that
+        carried none of the device-to-device test's data while its siblings did.
+      - A failing read is not fatal; it is reported in RV(bandwidth.nvlink_traffic_error). Not read with O(src) or
+        O(tool=bandwidthTest).
+    type: bool
+    default: false
+  nvidia_smi_path:
+    description: The nvidia-smi program read with O(nvlink_traffic) (C(zhisuan_tools.nvidia_smi)).
+    type: str
+    default: nvidia-smi
 notes:
   - Programs run with C(LANG=C) and C(LC_ALL=C), without a shell.
   - On failure the task returns C(error_kind) (C(not_found), C(timed_out), C(failed) or C(unparsable)), C(tool) and
@@ -141,6 +154,17 @@ bandwidth:
       description: The command run, V(null) with O(src).
       type: list
       elements: str
+    nvlink_traffic:
+      description:
+        - With O(nvlink_traffic), per GPU (C(index), C(name), C(uuid), C(partial)) its C(links), each C(link),
+          C(tx_kib) and C(rx_kib) (the data counters' growth over the run) and C(reset) (a counter went down), plus
+          C(window_s), C(unparsed) and C(partial); else absent.
+      type: dict
+      returned: with O(nvlink_traffic)
+    nvlink_traffic_error:
+      description: Why the NVLink data counters could not be read, or V(null).
+      type: str
+      returned: with O(nvlink_traffic)
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module

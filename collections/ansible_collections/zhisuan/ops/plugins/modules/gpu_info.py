@@ -56,8 +56,10 @@ options:
       - Also run C(nvidia-smi nvlink -R) (remote link info) and return where each GPU's NVLinks lead in
         RV(gpu.nvlink_remote) - the node's other GPUs (an NVLink bridge) or other devices (NVSwitches), links listed
         on one side only, and remote ports two links claim. The judge's C(gpu.nvlink.remote) check rates it.
-      - Its failure is not fatal; it is reported in RV(gpu.nvlink_remote_error). Not run with O(src) or
-        O(source=nvml).
+      - In the same run it also reads C(nvidia-smi nvlink -c) (each link's capabilities) into
+        RV(gpu.nvlink_capabilities), rated by the judge's C(gpu.nvlink.capabilities) check.
+      - Their failure is not fatal; it is reported in RV(gpu.nvlink_remote_error) and
+        RV(gpu.nvlink_capabilities_error). Not run with O(src) or O(source=nvml).
     type: bool
     default: false
   nvlink_remote_src:
@@ -65,6 +67,12 @@ options:
       - With O(src), path on the node of a saved C(nvidia-smi nvlink -R) output, read into RV(gpu.nvlink_remote)
         with the same line-by-line reader as the live call.
       - A file that cannot be read or holds no GPU block is reported in RV(gpu.nvlink_remote_error).
+    type: path
+  nvlink_capabilities_src:
+    description:
+      - With O(src), path on the node of a saved C(nvidia-smi nvlink -c) output, read into
+        RV(gpu.nvlink_capabilities) with the same line-by-line reader as the live call.
+      - A file that cannot be read or holds no GPU block is reported in RV(gpu.nvlink_capabilities_error).
     type: path
   source:
     description:
@@ -192,6 +200,17 @@ gpu:
       type: dict
     nvlink_remote_error:
       description: Why C(nvidia-smi nvlink -R) could not be read, else V(null).
+      type: str
+    nvlink_capabilities:
+      description:
+        - What each GPU's NVLinks can do, from C(nvidia-smi nvlink -c) (O(nvlink_remote) or
+          O(nvlink_capabilities_src)), V(null) when not read.
+        - C(common) (the capability set most links of the node report, e.g. C(p2p) V(true)), C(unparsed),
+          C(partial) and C(gpus), one per GPU of the output (C(index), C(name), C(uuid), C(links) - how many -,
+          C(odd) - each C(link) whose capabilities differ from C(common) and C(differs) -, C(messages), C(partial)).
+      type: dict
+    nvlink_capabilities_error:
+      description: Why C(nvidia-smi nvlink -c) could not be read, else V(null).
       type: str
     throttle_window:
       description:

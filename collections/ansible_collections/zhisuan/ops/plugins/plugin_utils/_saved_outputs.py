@@ -21,7 +21,8 @@ import os
 # part -> option -> the file names it is read from, first found wins; every part needs its ``src``.
 FILES = (
     ("gpu", (("src", ("nvidia-smi-q.xml", "nvidia-smi-q.txt")), ("nvlink_src", ("nvidia-smi-nvlink-s.txt",)),
-             ("nvlink_remote_src", ("nvidia-smi-nvlink-R.txt",)))),
+             ("nvlink_remote_src", ("nvidia-smi-nvlink-R.txt",)),
+             ("nvlink_capabilities_src", ("nvidia-smi-nvlink-c.txt",)))),
     ("gpu_bandwidth", (("src", ("nvbandwidth.txt", "bandwidthTest.txt")),)),
     ("xid", (("src", ("journalctl-k.txt", "dmesg.txt")),)),
     ("dcgm", (("src", ("dcgmi-diag.json",)),)),
@@ -29,7 +30,8 @@ FILES = (
 )
 # options of a live run that do not apply to a saved file: the Xid window is the file's (a case sent last week is
 # read whole), and nothing is run or waited for
-DROPPED = {"xid": ("since", "source"), "gpu": ("nvlink_errors_window", "nvlink_remote")}
+DROPPED = {"xid": ("since", "source"), "gpu": ("nvlink_errors_window", "nvlink_remote"),
+           "gpu_bandwidth": ("nvlink_traffic",)}
 # the parts a saved output can stand for (the others are collected on a live node only)
 READABLE = tuple(name for name, dummy in FILES)
 

@@ -159,6 +159,8 @@ PARTS = (
              "nvbandwidth_path": _tool("check_gpu_nvbandwidth", "nvbandwidth", "nvbandwidth"),
              "timeout": (("check_gpu_bandwidth_timeout",), 900, "int"),
              "max_output": _cap("check_gpu_bandwidth_max_output", "nvbandwidth"),
+             "nvlink_traffic": (("check_gpu_nvlink_traffic", "zhisuan_gpu_nvlink_traffic"), False),
+             "nvidia_smi_path": _tool("check_gpu_nvidia_smi", "nvidia_smi", "nvidia-smi"),
          },
          judge={
              "profile": _PROFILE,

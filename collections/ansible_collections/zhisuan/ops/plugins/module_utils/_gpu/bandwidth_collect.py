@@ -6,10 +6,14 @@
 # PRIVATE: this module_utils file is not part of the collection's public API and may change without notice.
 
 """gpu_bandwidth's work: one nvbandwidth run, one CUDA samples ``bandwidthTest`` run per GPU, or a saved output of
-either -> ``bandwidth`` facts (nvbandwidth's shape: the same rules judge both)."""
+either -> ``bandwidth`` facts (nvbandwidth's shape: the same rules judge both). With ``nvlink_traffic`` the NVLink
+data counters (``nvidia-smi nvlink -gt d``) are read before and after the nvbandwidth run (``nvlink_traffic``, judged
+as ``gpu.nvlink.traffic``); a failing read spoils that fact only (``nvlink_traffic_error``)."""
+
+import time
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import OptionError, ZhisuanError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import bandwidthtest, nvbandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import bandwidthtest, nvbandwidth, nvlink_info
 from ansible_collections.zhisuan.ops.plugins.module_utils._runner import attach, read_saved, run, tool_failed
 
 # The options of zhisuan.ops.gpu_bandwidth; zhisuan.ops.node_collect takes the same for gpu_bandwidth.
@@ -21,7 +25,11 @@ GPU_BANDWIDTH_ARGSPEC = dict(
     tool=dict(type="str", default="nvbandwidth", choices=["nvbandwidth", "bandwidthTest"]),
     bandwidthtest_path=dict(type="str", default="bandwidthTest"),
     devices=dict(type="list", elements="int"),
+    nvlink_traffic=dict(type="bool", default=False),
+    nvidia_smi_path=dict(type="str", default="nvidia-smi"),
 )
+# nvidia-smi nvlink -gt d answers at once; a read that takes longer than this is hung
+_TRAFFIC_TIMEOUT = 60
 _BANDWIDTHTEST_ARGS = ["--htod", "--dtoh", "--memory=pinned", "--mode=quick"]
 
 # The testcases the rules judge: host<->device over PCIe (or C2C) and device<->device reads (NVLink or PCIe P2P).
@@ -86,6 +94,38 @@ def saved_bandwidthtest(text):
     return bandwidthtest.as_nvbandwidth(runs)
 
 
+def _traffic_read(nvidia_smi_path, timeout):
+    result = run([nvidia_smi_path, "nvlink", "-gt", "d"], timeout=min(timeout, _TRAFFIC_TIMEOUT),
+                 tool=nvlink_info.TOOL_THROUGHPUT)
+    try:
+        return nvlink_info.parse_throughput(result.stdout)
+    except ZhisuanError as exc:
+        raise attach(exc, result)
+
+
+def with_traffic(measure, nvidia_smi_path, timeout):
+    """Run ``measure()`` (the nvbandwidth run, returning its facts) between two reads of the NVLink data counters;
+    the facts with ``nvlink_traffic`` (``nvlink_info.traffic_facts``) and ``nvlink_traffic_error``."""
+    before = error = None
+    try:
+        before = _traffic_read(nvidia_smi_path, timeout)
+    except ZhisuanError as exc:
+        error = "before the test: %s" % exc.message
+    started = time.monotonic()
+    facts = measure()
+    elapsed = round(time.monotonic() - started, 1)
+    facts["nvlink_traffic"] = None
+    facts["nvlink_traffic_error"] = error
+    if error is None:
+        try:
+            after = _traffic_read(nvidia_smi_path, timeout)
+        except ZhisuanError as exc:
+            facts["nvlink_traffic_error"] = "after the test: %s" % exc.message
+            return facts
+        facts["nvlink_traffic"] = nvlink_info.traffic_facts(before, after, elapsed)
+    return facts
+
+
 def collect_bandwidth(module):
     params = module.params
     if params.get("tool") == "bandwidthTest":
@@ -105,6 +145,9 @@ def collect_bandwidth(module):
     if params["src"]:
         facts = nvbandwidth.parse(read_saved(params["src"], nvbandwidth.TOOL))
         facts["cmd"] = None
+    elif params.get("nvlink_traffic"):
+        facts = with_traffic(lambda: run_nvbandwidth(params["nvbandwidth_path"], testcases, params["timeout"]),
+                             params.get("nvidia_smi_path") or "nvidia-smi", params["timeout"])
     else:
         facts = run_nvbandwidth(params["nvbandwidth_path"], testcases, params["timeout"])
     return {"bandwidth": facts}

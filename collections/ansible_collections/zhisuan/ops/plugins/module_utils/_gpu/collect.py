@@ -14,8 +14,9 @@ after the first into ``throttle_window`` (the clocks event reasons counters' gro
 one that must work: when only an nvlink call fails, the
 facts are still returned, with the reason in ``nvlink_error`` / ``nvlink_errors_error``, so the judge turns that into
 an ``error`` check for NVLink alone. With ``nvlink_remote`` (or ``nvlink_remote_src`` beside ``src``) it also reads
-``nvidia-smi nvlink -R`` into ``nvlink_remote``: where each GPU's links lead (``nvlink_info.remote_facts``), with the
-reason in ``nvlink_remote_error`` when that read fails.
+``nvidia-smi nvlink -R`` into ``nvlink_remote``: where each GPU's links lead (``nvlink_info.remote_facts``), and
+``nvidia-smi nvlink -c`` into ``nvlink_capabilities`` (``nvlink_info.capability_facts``; ``nvlink_capabilities_src``
+beside ``src``), each with the reason in its ``*_error`` when that read fails.
 """
 
 import time
@@ -34,6 +35,7 @@ GPU_INFO_ARGSPEC = dict(
     nvlink=dict(type="bool", default=True),
     nvlink_remote_src=dict(type="path"),
     nvlink_remote=dict(type="bool", default=False),
+    nvlink_capabilities_src=dict(type="path"),
     nvlink_errors_window=dict(type="int", default=0),
     throttle_window=dict(type="int", default=0),
     source=dict(type="str", choices=["nvidia-smi", "nvml"], default="nvidia-smi"),
@@ -155,30 +157,41 @@ def saved_nvlink(facts, path, warn=None):
     return result
 
 
-def _remote_read(nvidia_smi_path, timeout):
-    result = run([nvidia_smi_path, "nvlink", "-R"], timeout=timeout, tool=nvlink_info.TOOL_REMOTE)
+# The NVLink topology reads of nvlink_remote: fact -> (nvidia-smi nvlink flag, tool, parser, facts of the parsed output)
+_TOPOLOGY = (
+    ("nvlink_remote", "-R", nvlink_info.TOOL_REMOTE, nvlink_info.parse_remote,
+     lambda parsed, facts: nvlink_info.remote_facts(parsed, facts.get("gpus"))),
+    ("nvlink_capabilities", "-c", nvlink_info.TOOL_CAPABILITIES, nvlink_info.parse_capabilities,
+     lambda parsed, facts: nvlink_info.capability_facts(parsed)),
+)
+
+
+def _topology_read(nvidia_smi_path, flag, tool, parse, timeout):
+    result = run([nvidia_smi_path, "nvlink", flag], timeout=timeout, tool=tool)
     try:
-        return nvlink_info.parse_remote(result.stdout)
+        return parse(result.stdout)
     except ZhisuanError as exc:
         raise attach(exc, result)
 
 
-def with_remote(facts, nvidia_smi_path=None, timeout=None, path=None):
-    """``facts`` with ``nvlink_remote`` (``nvidia-smi nvlink -R`` run, or read from the saved ``path``) and
-    ``nvlink_remote_error``; both None when neither is asked for. A failing read spoils this fact only."""
+def with_remote(facts, nvidia_smi_path=None, timeout=None, path=None, capabilities_path=None):
+    """``facts`` with ``nvlink_remote`` (``nvidia-smi nvlink -R``) and ``nvlink_capabilities`` (``nvlink -c``), each
+    run (``nvidia_smi_path``) or read from its saved file (``path`` / ``capabilities_path``), and their ``*_error``;
+    None when not asked for. A failing read spoils its own fact only."""
     result = dict(facts)
-    result.update(nvlink_remote=None, nvlink_remote_error=None)
-    if not nvidia_smi_path and not path:
-        return result
-    try:
-        if path:
-            remote = nvlink_info.parse_remote(read_saved(path, nvlink_info.TOOL_REMOTE))
-        else:
-            remote = _remote_read(nvidia_smi_path, timeout)
-    except ZhisuanError as exc:
-        result["nvlink_remote_error"] = "%s (file %s)" % (exc.message, path) if path else exc.message
-        return result
-    result["nvlink_remote"] = nvlink_info.remote_facts(remote, facts.get("gpus"))
+    for (fact, flag, tool, parse, to_facts), saved in zip(_TOPOLOGY, (path, capabilities_path)):
+        result[fact] = result[fact + "_error"] = None
+        if not nvidia_smi_path and not saved:
+            continue
+        try:
+            if saved:
+                parsed = parse(read_saved(saved, tool))
+            else:
+                parsed = _topology_read(nvidia_smi_path, flag, tool, parse, timeout)
+        except ZhisuanError as exc:
+            result[fact + "_error"] = "%s (file %s)" % (exc.message, saved) if saved else exc.message
+            continue
+        result[fact] = to_facts(parsed, facts)
     return result
 
 
@@ -188,7 +201,8 @@ def collect_gpu_facts(module):
         facts = nvidia_smi.parse(read_saved(params["src"], "nvidia-smi"), warn=module.warn)
         facts = saved_nvlink(facts, params["nvlink_src"], warn=module.warn) if params.get("nvlink_src") \
             else _no_nvlink(facts)
-        return {"gpu": with_remote(with_windows(facts, None, None, 0, 0), path=params.get("nvlink_remote_src"))}
+        return {"gpu": with_remote(with_windows(facts, None, None, 0, 0), path=params.get("nvlink_remote_src"),
+                                   capabilities_path=params.get("nvlink_capabilities_src"))}
     if params.get("source") == "nvml":
         return {"gpu": with_remote(with_windows(_no_nvlink(nvml.read_facts()), None, None, 0, 0))}
     window = params.get("nvlink_errors_window") or 0

@@ -288,3 +288,65 @@ def remote_facts(remote, gpus=None):
     partial}`` (docs/gpu-facts.md)."""
     return {"gpus": remote_topology(remote, gpus), "unparsed": list(remote.get("unparsed") or []),
             "partial": bool(remote.get("partial"))}
+
+
+def _capability_key(link):
+    return tuple(sorted((link.get("capabilities") or {}).items()))
+
+
+def capability_facts(capabilities):
+    """The ``nvlink_capabilities`` gpu fact of a parsed ``-c`` output (docs/gpu-facts.md): ``{gpus: [{index, name,
+    uuid, links, odd, messages, partial}], common, unparsed, partial}``.
+
+    ``common`` is the capability set most links of the node report (``{p2p: true, ...}``): what is normal differs
+    between drivers and boards (an H800 HGX reports ``Link is supported: false`` on every link, an H100 HGX ``true``),
+    but the links of one node agree. ``odd`` lists each link of the GPU that reports otherwise: ``{link, differs:
+    {capability: what it reports}}`` (a capability the link does not report at all, read in part, is not a
+    difference). With a tie between two sets, none is common and no link is odd."""
+    counts = {}
+    for gpu in capabilities.get("gpus") or []:
+        for link in gpu.get("links") or []:
+            key = _capability_key(link)
+            if key:
+                counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    common = dict(ranked[0][0]) if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+    gpus = []
+    for gpu in capabilities.get("gpus") or []:
+        odd = []
+        for link in gpu.get("links") or []:
+            differs = dict((name, value) for name, value in sorted((link.get("capabilities") or {}).items())
+                           if common is not None and name in common and common[name] != value)
+            if differs:
+                odd.append({"link": link["link"], "differs": differs})
+        gpus.append({"index": gpu["index"], "name": gpu.get("name"), "uuid": gpu.get("uuid"),
+                     "links": len(gpu.get("links") or []), "odd": odd, "messages": list(gpu.get("messages") or []),
+                     "partial": bool(gpu.get("partial"))})
+    return {"gpus": gpus, "common": common, "unparsed": list(capabilities.get("unparsed") or []),
+            "partial": bool(capabilities.get("partial"))}
+
+
+def traffic_facts(before, after, window_s):
+    """The ``nvlink_traffic`` bandwidth fact: the ``-gt d`` data counters read before and after a bandwidth test
+    ``window_s`` seconds apart (``throughput_rate``), per GPU ``{index, name, uuid, links: [{link, tx_kib, rx_kib,
+    reset}], partial}`` (growth in KiB; ``reset``: a counter went down between the reads), plus ``unparsed`` and
+    ``partial`` of both reads and ``window_s``."""
+    gpus = []
+    partial_gpus = set()
+    for read in (before, after):
+        for gpu in read.get("gpus") or []:
+            if gpu.get("partial"):
+                partial_gpus.add(_key(gpu))
+    for gpu in throughput_rate(before, after, window_s):
+        links = []
+        for link in gpu["links"]:
+            counters = link["counters"]
+            tx = counters.get("data_tx_kib") or counters.get("raw_tx_kib") or {}
+            rx = counters.get("data_rx_kib") or counters.get("raw_rx_kib") or {}
+            links.append({"link": link["link"], "tx_kib": tx.get("delta_kib"), "rx_kib": rx.get("delta_kib"),
+                          "reset": bool(tx.get("reset") or rx.get("reset"))})
+        gpus.append({"index": gpu["index"], "name": gpu.get("name"), "uuid": gpu.get("uuid"), "links": links,
+                     "partial": _key(gpu) in partial_gpus})
+    return {"gpus": gpus, "window_s": window_s,
+            "unparsed": list(before.get("unparsed") or []) + list(after.get("unparsed") or []),
+            "partial": bool(before.get("partial") or after.get("partial"))}

@@ -25,6 +25,10 @@ without the figure -> ``skip`` with the measured value; a testcase nvbandwidth d
     ``bandwidthTest`` ``Result = FAIL``) -> ``fail``, ``investigate`` (data moved wrong: a GPU, NVLink/NVSwitch
     path, PCIe link or host memory fault; re-run per GPU or pair and replace the part it follows), never a skip;
     the testcase's per-GPU checks are then not made (no figure was measured), the failure stands for them.
+
+``gpu.nvlink.traffic`` (``_nvlink_traffic``)
+    with ``gpu_bandwidth``'s ``nvlink_traffic``: every NVLink of a GPU carried the device-to-device test's data
+    (``nvidia-smi nvlink -gt d`` before and after); an idle link -> ``fail``, ``reset_gpu``.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from __future__ import annotations
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.nvbandwidth import pairs, per_gpu
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_traffic import DEFAULTS as TRAFFIC_DEFAULTS
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_traffic import traffic_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     clean_facts,
@@ -41,7 +47,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import (
     to_number,
 )
 
-DEFAULT_THRESHOLDS = {"bandwidth_warn_factor": 1.05}
+DEFAULT_THRESHOLDS = dict({"bandwidth_warn_factor": 1.05}, **TRAFFIC_DEFAULTS)
 H2D, D2H, P2P = "host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce"
 CHECK_IDS = ("gpu.bandwidth.h2d", "gpu.bandwidth.d2h", "gpu.bandwidth.p2p")
 _HOST = {
@@ -120,6 +126,8 @@ def _judge(host, facts, profile, thresholds=None, gpu_facts=None):
                             "an NVLink path of this GPU is slow: read gpu.nvlink.* and gpu.nvlink.errors, drain the "
                             "node and reset the GPU; RMA the GPU or baseboard if it stays slow",
                             pair=worst))
+    ran_p2p = bool(pairs(facts, P2P)) or P2P in failed
+    checks.extend(traffic_checks(host, facts, limits, gpu_facts=gpu_facts, ran_p2p=ran_p2p))
     return [check for check in checks if check is not None]
 
 

@@ -39,7 +39,8 @@ NVLink (``_nvlink_checks``) is judged against the profile's ``nvlink.links`` and
 The NVLink error counters' growth (``_nvlink_errors``: ``gpu.nvlink.errors``, thresholds ``nvlink_replay_max`` (0),
 ``nvlink_recovery_max`` (0), ``nvlink_crc_per_s_max`` (100)) is judged only when it was collected
 (``OPTIONAL_GPU_CHECK_IDS``, right after ``gpu.nvlink.speed``), and so is where the links lead
-(``_nvlink_remote``: ``gpu.nvlink.remote``, from ``nvidia-smi nvlink -R``, right after ``gpu.nvlink.errors``).
+(``_nvlink_remote``: ``gpu.nvlink.remote``, from ``nvidia-smi nvlink -R``, right after ``gpu.nvlink.errors``), and what
+each link can do (``_nvlink_caps``: ``gpu.nvlink.capabilities``, from ``nvidia-smi nvlink -c``, right after it).
 ``gpu.mig.mode`` (right after ``gpu.memory.total``) is judged only for a GPU in MIG mode or with a MIG mode change
 pending (``_gpu_checks.GpuChecks.mig``; the count of MIG devices against ``zhisuan_expected.mig_devices_per_gpu`` when
 set). ``gpu.throttle.rate`` (right after the
@@ -54,6 +55,7 @@ import re
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import guarded, make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._fabric_health import registered
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_checks import GpuChecks
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_caps import nvlink_capability_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_checks import nvlink_checks
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import DEFAULTS as NVLINK_ERROR_LIMITS
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._nvlink_errors import nvlink_error_checks
@@ -118,7 +120,8 @@ GPU_CHECK_IDS = (
     "gpu.readout.unreadable",
 )
 # Checks of a GPU that run only when their facts were collected (gpu_info nvlink_errors_window > 0).
-OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors", "gpu.nvlink.remote", "gpu.mig.mode", "gpu.throttle.rate")
+OPTIONAL_GPU_CHECK_IDS = ("gpu.nvlink.errors", "gpu.nvlink.remote", "gpu.nvlink.capabilities", "gpu.mig.mode",
+                          "gpu.throttle.rate")
 
 # ---------------------------------------------------------------------------------------------- public API
 
@@ -204,6 +207,7 @@ def _judge_gpu(host, facts, profile, expected=None, thresholds=None):
         nvlink_checks(gpu_ctx, profile, facts.get("nvlink_error"), peers)
         nvlink_error_checks(gpu_ctx, facts, limits)
         nvlink_remote_checks(gpu_ctx, facts)
+        nvlink_capability_checks(gpu_ctx, facts)
         gpu_ctx.temperature(limits)
         peer_check(gpu_ctx, position, temperatures, limits["temperature_peer_delta_c"])
         gpu_ctx.power(profile, limits)
