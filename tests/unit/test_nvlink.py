@@ -72,7 +72,8 @@ def test_link_speeds_as_printed():
     assert set(link["speed_gbs"] for link in h100["nvlink"]["links"]) == {26.562}
     (tutorial,), _ = parse(read("nvlink-s-h100-80gb-hbm3-gpu0.txt"))
     assert tutorial["name"] == "NVIDIA H100 80GB HBM3"
-    assert [(link["link"], link["speed_gbs"]) for link in tutorial["nvlink"]["links"]] == [(n, 26.562) for n in range(18)]
+    speeds = [(link["link"], link["speed_gbs"]) for link in tutorial["nvlink"]["links"]]
+    assert speeds == [(number, 26.562) for number in range(18)]
 
 
 def test_inactive_links_of_the_bridged_h100_pcie_pair():
