@@ -110,6 +110,24 @@ def test_remote_elision_and_repeat():
     assert len(result["gpus"][0]["links"]) == 12 and result["gpus"][0]["partial"] is True
 
 
+def test_remote_loop_banners_are_named_but_mark_nothing_partial():
+    # `for i in 0 1; do echo "=== GPU $i ==="; nvidia-smi nvlink -R -i $i; done` as users paste it, built from the
+    # real bridge capture: both blocks whole, so nothing is partial and the topology is the capture's own
+    lines = _text(HPE_R).splitlines(True)
+    second = [number for number, line in enumerate(lines) if line.startswith("GPU 1:")][0]
+    text = "=== GPU 0 ===\n" + "".join(lines[:second]) + "=== GPU 1 ===\n" + "".join(lines[second:])
+    result = nvlink_info.parse_remote(text)
+    assert result["unparsed"] == ["line 1: === GPU 0 ===", "line 15: === GPU 1 ==="]
+    assert result["partial"] is False and [gpu["partial"] for gpu in result["gpus"]] == [False, False]
+    assert nvlink_info.remote_topology(result, HPE_GPUS) == nvlink_info.remote_topology(
+        nvlink_info.parse_remote(_text(HPE_R)), HPE_GPUS)
+    # a GPU without NVLink: the next banner is not its message
+    no_nvlink = nvlink_info.parse_remote("GPU 0: NVIDIA L40S (UUID: GPU-x)\nDevice does not have or support Nvlink\n"
+                                         "=== GPU 1 ===\n")
+    assert no_nvlink["gpus"][0]["messages"] == ["Device does not have or support Nvlink"]
+    assert no_nvlink["unparsed"] == ["line 3: === GPU 1 ==="] and no_nvlink["partial"] is False
+
+
 @pytest.mark.parametrize("text", ["Some random output\n\tLink 0: Remote Device 0000:42:00.0: Link 5\n",
                                   "\x00\x01\x02binary", "Segmentation fault (core dumped)\n"])
 def test_remote_without_header_is_refused(text):
