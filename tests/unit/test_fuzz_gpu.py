@@ -27,8 +27,8 @@ from fuzzing import (
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ZhisuanError
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import (
-    burn_collect, collect, dcgm, dcgm_collect, dcgm_health, gpu_burn, nvidia_smi, nvlink, nvlink_info, xid,
-    xid_collect,
+    burn_collect, collect, dcgm, dcgm_collect, dcgm_health, gpu_burn, nvidia_smi, nvlink, nvlink_errors, nvlink_info,
+    xid, xid_collect,
 )
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _stability as stability
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import burn as burn_rules
@@ -64,6 +64,8 @@ NVLINK = ["nvidia-smi/" + name for name in _names(
 NVLINK_FORMS = [("nvidia-smi/" + name, reader) for prefix, reader in (
     ("nvlink-R-", nvlink_info.parse_remote), ("nvlink-c-", nvlink_info.parse_capabilities),
     ("nvlink-gt-", nvlink_info.parse_throughput)) for name in _names("nvidia-smi", lambda n, p=prefix: n.startswith(p))]
+# nvidia-smi nvlink -e (issue 16, a second project in issue 23).
+NVLINK_ERRORS = ["nvidia-smi/" + name for name in _names("nvidia-smi", lambda n: n.startswith("nvlink-e-"))]
 DCGM_DIAG = ["dcgm/" + name for name in _names("dcgm", lambda n: n.startswith("dcgmi-diag-"))]
 DCGM_HEALTH = ["dcgm/" + name for name in _names("dcgm", lambda n: n.startswith("dcgmi-health-"))]
 KERNEL_LOGS = ["kernel-log/" + name for name in _names("kernel-log", lambda n: True)]
@@ -183,6 +185,50 @@ def test_nvlink_forms_are_total(relpath, reader):
             facts.update(nvlink_error=None, nvlink_remote_error=None,
                          nvlink_remote=nvlink_info.remote_facts(result, facts["gpus"]))
             _judge("judge_gpu", gpu_rules.judge_gpu, "n1", facts, PROFILES["a100"])
+    run()
+
+
+@pytest.mark.parametrize("relpath", NVLINK_ERRORS)
+def test_nvlink_errors_is_total(relpath):
+    base = nvidia_smi.parse_xml(fixture_text("nvidia-smi/q-x-a100-sxm4-80gb-mig-535.xml"))
+    good = nvlink_errors.parse(fixture_text(relpath))
+
+    @FUZZ
+    @given(text_mutations(fixture_text(relpath)))
+    def run(text):
+        parsed, _error = assert_total("nvlink_errors.parse", nvlink_errors.parse, text)
+        if parsed is None:
+            return
+        assert set(parsed) == {"gpus", "unparsed"} and len(parsed["unparsed"]) <= 50
+        for gpu in parsed["gpus"]:
+            numbers = [link["link"] for link in gpu["links"]]
+            assert numbers == sorted(set(numbers)), "links of GPU %s not unique and sorted" % gpu["index"]
+        grown, _error = assert_total("nvlink_errors.growth", nvlink_errors.growth, good, parsed, 60)
+        # the judge on the damaged read's growth (the GPUs of a real -q capture): total, well-formed checks
+        facts = nvlink.attach(base, [])
+        facts.update(nvlink_error=None, nvlink_errors_error=None,
+                     nvlink_errors={"window_s": 60, "unparsed": parsed["unparsed"], "gpus": grown or []})
+        _judge("judge_gpu", gpu_rules.judge_gpu, "n1", facts, PROFILES["a100"])
+    run()
+
+
+@pytest.mark.parametrize("relpath", NVLINK_ERRORS)
+def test_nvlink_errors_one_damaged_line_costs_only_that_line(relpath):
+    text = fixture_text(relpath)
+    lines = text.splitlines()
+    good = nvlink_errors.parse(text)
+    candidates = [index for index, line in enumerate(lines) if line.strip().startswith("Link")]
+
+    @FUZZ
+    @given(st.sampled_from(candidates), st.text(max_size=40))
+    def run(index, junk):
+        damaged = lines[:index] + [junk] + lines[index + 1:]
+        parsed, error = assert_total("nvlink_errors.parse", nvlink_errors.parse, "\n".join(damaged) + "\n")
+        assert error is None, "one damaged link line refused the whole output: %s" % error
+        assert [gpu["index"] for gpu in parsed["gpus"]] == [gpu["index"] for gpu in good["gpus"]]
+        # the damaged line held one counter of one link: every other link keeps its counters
+        kept = sum(len(link["counters"]) for gpu in parsed["gpus"] for link in gpu["links"])
+        assert kept >= sum(len(link["counters"]) for gpu in good["gpus"] for link in gpu["links"]) - 1
     run()
 
 

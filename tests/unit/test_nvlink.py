@@ -54,6 +54,8 @@ def summary(status):
     ("nvlink-s-a100-sxm4-all-links-inactive.txt", [(6, "GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44", (0, None, ALL_INACTIVE))]),
     ("nvlink-s-h100-pcie-x2-bridge-partial.txt", [(0, "GPU-6968dfc2-d444-d92c-c36b-6abe53445cb9", (12, 18, None)),
                                                   (1, "GPU-9b1446e2-8a89-4cf6-b68c-a98d99e958d3", (12, 18, None))]),
+    # zhaochenyang20/Awesome-ML-SYS-Tutorial: `nvlink --status -i 0` of one H100 (issue 23), UUID not masked
+    ("nvlink-s-h100-80gb-hbm3-gpu0.txt", [(0, "GPU-5a10e6e5-95f7-2785-ed63-6f6147f304f7", (18, 18, None))]),
 ])
 def test_every_real_capture(name, expected):
     status, warnings = parse(read(name))
@@ -68,6 +70,10 @@ def test_link_speeds_as_printed():
     assert [link["link"] for link in a100["nvlink"]["links"]] == list(range(12))
     (h100,), _ = parse(read("excerpt-h100-80gb-hbm3-nvlink-s.txt"))
     assert set(link["speed_gbs"] for link in h100["nvlink"]["links"]) == {26.562}
+    (tutorial,), _ = parse(read("nvlink-s-h100-80gb-hbm3-gpu0.txt"))
+    assert tutorial["name"] == "NVIDIA H100 80GB HBM3"
+    speeds = [(link["link"], link["speed_gbs"]) for link in tutorial["nvlink"]["links"]]
+    assert speeds == [(number, 26.562) for number in range(18)]
 
 
 def test_inactive_links_of_the_bridged_h100_pcie_pair():

@@ -78,6 +78,49 @@ def test_real_capture_parses_links_counters_and_keeps_the_elision():
     assert gpu["links"][2]["counters"] == {"replay": 0, "recovery": 0, "crc": 0}
 
 
+def _as_gpu(text, index):
+    """The capture as GPU ``index`` (header index and UUID edited), to build a multi-GPU loop output from it."""
+    return text.replace("GPU 0:", "GPU %d:" % index, 1).replace(
+        "GPU-abcdefab-cdef-abdc-abcd-abababababab", "GPU-abcdefab-cdef-abdc-abcd-abababab%04d" % index, 1)
+
+
+def test_echo_lines_of_a_per_gpu_loop_are_named_not_messages():
+    # `for i in ...; do echo "=== GPU $i NVLink Errors ==="; nvidia-smi nvlink -e -i $i; done` as users paste it, built
+    # from the real capture; GPU 1 is a GPU without NVLink (the L40S capture's header and message)
+    no_nvlink = read("excerpt-l40s-nvlink-s.txt").replace("GPU 0:", "GPU 1:", 1)
+    text = "".join("=== GPU %d NVLink Errors ===\n%s" % (index, block)
+                   for index, block in enumerate([HEALTHY, no_nvlink, _as_gpu(HEALTHY, 2)]))
+    parsed = nvlink_errors.parse(text)
+    assert [gpu["index"] for gpu in parsed["gpus"]] == [0, 1, 2]
+    assert [gpu["messages"] for gpu in parsed["gpus"]] == [[], ["Device does not have or support Nvlink"], []]
+    assert [[link["link"] for link in gpu["links"]] for gpu in parsed["gpus"]] == [[0, 1, 17], [], [0, 1, 17]]
+    assert parsed["unparsed"] == ["=== GPU 0 NVLink Errors ===", "[...]", "=== GPU 1 NVLink Errors ===",
+                                  "=== GPU 2 NVLink Errors ===", "[...]"]
+    # the GPU without NVLink is skipped with its own message, not the next block's echo line
+    [gpu1] = [gpu for gpu in nvlink_errors.growth(parsed, parsed, 60) if gpu["index"] == 1]
+    assert gpu1["messages"] == ["Device does not have or support Nvlink"] and gpu1["links"] == []
+
+
+def test_a_line_with_control_bytes_is_named_and_the_rest_read():
+    text = HEALTHY.replace("Link 1: CRC Errors: 0", "Link 1: CRC \x00Errors: 0", 1)
+    assert text != HEALTHY
+    parsed = nvlink_errors.parse(text)
+    assert parsed["unparsed"] == [repr("Link 1: CRC \x00Errors: 0"), "[...]"]
+    links = parsed["gpus"][0]["links"]
+    assert links[1]["counters"] == {"replay": 0, "recovery": 0}
+    assert links[2]["counters"] == {"replay": 0, "recovery": 0, "crc": 0}
+
+
+def test_a_lost_header_never_moves_counters_to_the_gpu_before():
+    # GPU 1's header damaged (":" lost) and its link 0 replaying: its lines are named, GPU 0's counters stay its own
+    second = edited(_as_gpu(HEALTHY, 1), "Link 0: Replay Errors", 7).replace("GPU 1:", "GPU 1", 1)
+    parsed = nvlink_errors.parse(HEALTHY + second)
+    assert [gpu["index"] for gpu in parsed["gpus"]] == [0]
+    assert parsed["gpus"][0]["links"][0]["counters"] == {"replay": 0, "recovery": 0, "crc": 0}
+    assert parsed["unparsed"][1].startswith("GPU 1 NVIDIA H100 80GB HBM3")
+    assert "Link 0: Replay Errors: 7" in parsed["unparsed"]
+
+
 def test_folded_links_of_newer_drivers_expand_to_each_link():
     # R580 folds equal links into one line (the form, on the capture's header, with the capture's counter names)
     text = HEALTHY.splitlines()[0] + "\n         Link 3: Replay Errors: 2353\n" \

@@ -12,7 +12,7 @@ import stat
 import pytest
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._errors import ParseError
-from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import collect, nvidia_smi, nvlink_info
+from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import collect, nvidia_smi, nvlink, nvlink_info
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as rules
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "nvidia-smi")
@@ -110,6 +110,24 @@ def test_remote_elision_and_repeat():
     assert len(result["gpus"][0]["links"]) == 12 and result["gpus"][0]["partial"] is True
 
 
+def test_remote_loop_banners_are_named_but_mark_nothing_partial():
+    # `for i in 0 1; do echo "=== GPU $i ==="; nvidia-smi nvlink -R -i $i; done` as users paste it, built from the
+    # real bridge capture: both blocks whole, so nothing is partial and the topology is the capture's own
+    lines = _text(HPE_R).splitlines(True)
+    second = [number for number, line in enumerate(lines) if line.startswith("GPU 1:")][0]
+    text = "=== GPU 0 ===\n" + "".join(lines[:second]) + "=== GPU 1 ===\n" + "".join(lines[second:])
+    result = nvlink_info.parse_remote(text)
+    assert result["unparsed"] == ["line 1: === GPU 0 ===", "line 15: === GPU 1 ==="]
+    assert result["partial"] is False and [gpu["partial"] for gpu in result["gpus"]] == [False, False]
+    assert nvlink_info.remote_topology(result, HPE_GPUS) == nvlink_info.remote_topology(
+        nvlink_info.parse_remote(_text(HPE_R)), HPE_GPUS)
+    # a GPU without NVLink: the next banner is not its message
+    no_nvlink = nvlink_info.parse_remote("GPU 0: NVIDIA L40S (UUID: GPU-x)\nDevice does not have or support Nvlink\n"
+                                         "=== GPU 1 ===\n")
+    assert no_nvlink["gpus"][0]["messages"] == ["Device does not have or support Nvlink"]
+    assert no_nvlink["unparsed"] == ["line 3: === GPU 1 ==="] and no_nvlink["partial"] is False
+
+
 @pytest.mark.parametrize("text", ["Some random output\n\tLink 0: Remote Device 0000:42:00.0: Link 5\n",
                                   "\x00\x01\x02binary", "Segmentation fault (core dumped)\n"])
 def test_remote_without_header_is_refused(text):
@@ -136,6 +154,43 @@ def test_capabilities_capture():
     assert gpu7["links"][0]["capabilities"] == {"p2p": True, "sysmem_access": True, "p2p_atomics": True,
                                                 "sysmem_atomics": True, "sli": True, "link": False}
     assert result["gpus"][1]["partial"] is True  # the elision line sits in GPU 1's block
+
+
+# zhaochenyang20/Awesome-ML-SYS-Tutorial (torch/nccl/readme.md): `nvlink --capabilities -i 0` of one H100 80GB HBM3.
+H100_C = "nvlink-c-h100-80gb-hbm3-gpu0.txt"
+H100_UUID = "GPU-5a10e6e5-95f7-2785-ed63-6f6147f304f7"
+
+
+def test_capabilities_h100_capture_all_true():
+    result = nvlink_info.parse_capabilities(_text(H100_C))
+    assert result["unparsed"] == [] and result["partial"] is False
+    [gpu] = result["gpus"]
+    assert (gpu["index"], gpu["name"], gpu["uuid"], gpu["messages"]) == (0, "NVIDIA H100 80GB HBM3", H100_UUID, [])
+    assert [link["link"] for link in gpu["links"]] == list(range(18))
+    # every link prints the same six capabilities, all true (the H800 capture's links say "Link is supported: false")
+    every = {"p2p": True, "sysmem_access": True, "p2p_atomics": True, "sysmem_atomics": True, "sli": True,
+             "link": True}
+    assert all(link["capabilities"] == every for link in gpu["links"])
+
+
+def test_capabilities_and_status_of_the_same_h100_agree():
+    # the page's `nvlink --status -i 0` of the same GPU: the same UUID and the same 18 links
+    [status] = nvlink.parse_status(_text("nvlink-s-h100-80gb-hbm3-gpu0.txt"))
+    [gpu] = nvlink_info.parse_capabilities(_text(H100_C))["gpus"]
+    assert status["uuid"] == gpu["uuid"] == H100_UUID
+    assert [link["link"] for link in status["nvlink"]["links"]] == [link["link"] for link in gpu["links"]]
+
+
+def test_capabilities_h100_false_and_damaged_lines():
+    # edited copy: link 9 loses P2P (false), link 12's SLI line is cut mid-word
+    text = _text(H100_C).replace("Link 9, P2P is supported: true", "Link 9, P2P is supported: false", 1)
+    text = text.replace("Link 12, SLI is supported: true", "Link 12, SLI is supp", 1)
+    result = nvlink_info.parse_capabilities(text)
+    links = result["gpus"][0]["links"]
+    assert links[9]["capabilities"]["p2p"] is False and links[8]["capabilities"]["p2p"] is True
+    assert result["unparsed"] == ["line 78: Link 12, SLI is supp"]
+    assert "sli" not in links[12]["capabilities"] and len(links[12]["capabilities"]) == 5
+    assert result["gpus"][0]["partial"] is True and len(links) == 18
 
 
 def test_capabilities_damaged_value_is_named():

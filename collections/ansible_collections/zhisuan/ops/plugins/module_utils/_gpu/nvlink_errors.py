@@ -19,7 +19,12 @@ What the driver prints, per GPU (tests/fixtures/nvidia-smi/nvlink-e-*):
 * a message instead of the links on a GPU without NVLink (``Device does not have or support Nvlink``).
 
 Throughput counters (``Tx/Rx Throughput``) are not errors and are dropped. Lines this parser does not know (an
-elision such as ``[...]`` in a pasted capture) are kept in ``unparsed``, never guessed at.
+elision such as ``[...]`` in a pasted capture) are kept in ``unparsed``, never guessed at. A GPU's message is a line
+printed instead of its links: a line after the GPU's links (the ``=== GPU 1 NVLink Errors ===`` a ``for i; do echo
+...; nvidia-smi nvlink -e -i $i; done`` loop prints between blocks) or a banner of ``=`` / ``#`` / ``-`` is named in
+``unparsed`` and the next GPU is read as usual. Every line is read alone: a line with control bytes (a damaged
+capture) or a counter a link already has (a GPU header lost, its links running into the GPU before) is named in
+``unparsed`` and the rest is read; only output with no GPU header at all is refused.
 """
 
 import re
@@ -31,6 +36,8 @@ TOOL = "nvidia-smi nvlink -e"
 _HEADER_RE = re.compile(r"^GPU ([0-9]{1,4}): (.*?)(?: \(UUID: (GPU-[0-9A-Za-z-]+)\))?$", re.ASCII)
 _LINK_RE = re.compile(r"^Links? ([0-9][0-9, -]{0,80}): (.*)$", re.ASCII)
 _VALUE_RE = re.compile(r"^(.*?) Errors: ([0-9]{1,20})$", re.ASCII)
+# A line a script or a paste puts between blocks (``=== GPU 1 NVLink Errors ===``, ``#####``, ``-----``), an elision.
+_NOT_A_MESSAGE_RE = re.compile(r"^(?:={3,}|#|-{3,}|\[)", re.ASCII)
 # The counter names the driver prints (lower-cased, without " Errors") and the fact key of each.
 COUNTERS = {
     "replay": "replay",
@@ -90,16 +97,17 @@ def parse(text):
     """Parse ``nvidia-smi nvlink -e`` output. Returns ``{"gpus": [...], "unparsed": [...]}`` where each GPU is
     ``{"index", "name", "uuid", "links": [{"link": n, "counters": {name: count}}], "messages": [...]}``.
 
-    Raises ParseError (tool ``nvidia-smi nvlink -e``) for output with binary data, or text but no GPU header.
+    Raises ParseError (tool ``nvidia-smi nvlink -e``) for output with no GPU header (binary data, other text).
     """
     if not isinstance(text, str):
         raise ParseError(TOOL, "expected text, got %s" % type(text).__name__)
-    if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
-        raise ParseError(TOOL, "output contains binary data (NUL or control bytes), not nvidia-smi nvlink -e text")
     gpus, unparsed, current = [], [], None
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
+            continue
+        if any(ord(char) < 32 and char != "\t" for char in line):
+            unparsed.append(repr(line[:60]))  # control bytes: a damaged line, never read as counters
             continue
         header = _HEADER_RE.match(line)
         if header:
@@ -114,12 +122,16 @@ def parse(text):
             unparsed.append(line[:200])
             continue
         if not link:
-            if line.startswith("[") or len(current["messages"]) >= 8:
-                unparsed.append(line[:200])  # an elision in a pasted capture, or noise
+            if current["links"] or _NOT_A_MESSAGE_RE.match(line) or len(current["messages"]) >= 8:
+                unparsed.append(line[:200])  # after the links, an elision or a banner: not the GPU's message
             else:
                 current["messages"].append(line[:200])
             continue
         by_number = dict((item["link"], item) for item in current["links"])
+        if any(name in by_number[number]["counters"] for number in numbers if number in by_number
+               for name in counters):
+            unparsed.append(line[:200])  # a counter the link already has: never overwritten
+            continue
         for number in numbers:
             entry = by_number.get(number)
             if entry is None:
@@ -128,6 +140,8 @@ def parse(text):
                 by_number[number] = entry
             entry["counters"].update(counters)
     if not gpus and text.strip():
+        if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
+            raise ParseError(TOOL, "output contains binary data (NUL or control bytes), not nvidia-smi nvlink -e text")
         raise ParseError(TOOL, "no 'GPU n: <name>' header in the output (first line: %r)"
                          % text.strip().splitlines()[0][:80])
     for gpu in gpus:

@@ -22,7 +22,9 @@ A GPU without NVLink prints one message instead of links (``Device does not have
 in the GPU's ``messages``. Every line is read alone: a line these readers cannot read (an elision such as ``...``,
 a damaged or cut ``Link`` line, a line before the first header) is named in ``unparsed`` (``line N: text``) and the
 rest is read; the GPU it sits in, or the whole output when it comes before any header or is the last line (a cut
-output), is marked ``partial``. Only text with no GPU header at all is refused (ParseError), as ``-s`` is.
+output), is marked ``partial``. A banner a script prints between blocks (``=== GPU 1 ===``, ``# ...``, ``-----``) is
+named too but is no part of a block: it marks nothing ``partial`` and is never a GPU's message. Only text with no GPU
+header at all is refused (ParseError), as ``-s`` is.
 """
 
 import re
@@ -36,6 +38,7 @@ TOOL_THROUGHPUT = "nvidia-smi nvlink -gt"
 _HEADER_RE = re.compile(r"^GPU ([0-9]{1,4}): (.*?)(?: \(UUID: (GPU-[0-9A-Za-z-]+)\))?$", re.ASCII)
 _LINK_START_RE = re.compile(r"^Links? ?[0-9]", re.ASCII)
 _ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*(?:\.{3}|snip)\s*\])$", re.IGNORECASE)
+_BANNER_RE = re.compile(r"^(?:={3,}|#|-{3,}|\*{3,})", re.ASCII)
 _BUS_ID = r"([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])"
 _REMOTE_RE = re.compile(r"^Link ([0-9]{1,3}): Remote Device " + _BUS_ID + r": Link ([0-9]{1,3})$", re.ASCII)
 _CAPABILITY_RE = re.compile(r"^Link ([0-9]{1,3}), ([A-Za-z0-9 ]{1,60}): (true|false)$", re.ASCII | re.IGNORECASE)
@@ -146,6 +149,9 @@ def _parse(text, tool):
             current["partial"] = True
             continue
         printable = not any(ord(char) < 32 and char != "\t" for char in line)
+        if printable and _BANNER_RE.match(line):
+            unparsed.append("line %d: %s" % (line_no, line[:120]))  # a script's banner between blocks
+            continue
         if current is not None and printable and not current["links"] and not _LINK_START_RE.match(line) \
                 and not _ELISION_RE.match(line) and len(current["messages"]) < 8:
             current["messages"].append(line[:200])  # printed instead of the links ("Device does not have ...")
