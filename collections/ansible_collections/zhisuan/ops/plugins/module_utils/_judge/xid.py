@@ -19,8 +19,13 @@ Pure functions, no I/O, standard library only. Checks, in this order:
     the catalog row decides class, severity and remedy; then, keyed on companions and time:
 
     * application Xids (13, 31, 43, 137) alone are not a node fault: warn + ``restart_app``. They escalate to warn +
-      ``investigate`` (``dcgmi diag -r 3``) when the same GPU repeats them in ``repeat_incidents`` incidents or more,
-      or when a hardware Xid of severity fail hits the same GPU within ``companion_window_s``;
+      ``investigate`` (``dcgmi diag -r 3``) when a hardware Xid of severity fail hits the same GPU within
+      ``companion_window_s``; else NVIDIA's workflows decide from the line's context (``_xid_workflows``): Xid 13
+      whose lines name GPC/TPC -> ``investigate`` when a GPC and TPC repeat over ``workflow_repeat_incidents``
+      incidents (WORKFLOW_XID_13), the application when they do not; Xid 31 -> ``investigate`` when the MMU faults
+      repeat on this GPU alone, the application when other GPUs fault too (WORKFLOW_XID_31); Xid 43 after an
+      application Xid of the same GPU -> ``pass`` (the catalog's IGNORE, judged with that Xid). Without such context
+      they escalate when the same GPU repeats them in ``repeat_incidents`` incidents or more;
     * a row with ``companions`` (48: 63/64) seen on the same GPU within the window is NVIDIA's DRAIN_AND_RESET;
     * 144-150 need decoding: always warn + ``investigate``, with the decode fields of the line as evidence;
     * 74 on a GPU the catalog's ``nvlink_error_registers`` applies to (Hopper) is decoded by its register bits
@@ -37,6 +42,7 @@ Thresholds a site may override (``thresholds``), with their defaults (our choice
 ``companion_window_s`` (300) events closer than this are companions (48 with 63/64, app Xid with a hardware Xid).
 ``incident_gap_s`` (10) lines of one code on one GPU closer than this are one incident (a Xid 13 prints several).
 ``repeat_incidents`` (3) incidents of a warn-level code on one GPU that escalate it to ``investigate``.
+``workflow_repeat_incidents`` (2) incidents that make a "repeat" in NVIDIA's WORKFLOW_XID_13 / _31 [NV].
 ``evidence_lines`` (3) raw lines quoted in a check's evidence.
 """
 
@@ -48,6 +54,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._gpu.xid import NVLINK
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._check import SEVERITY, guarded, make_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import gpu_component
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._overrides import overridden
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import _xid_workflows as workflows
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import clean_facts, plural
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._xid_log import log_check
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.sxid import _tallies, flood_span, judge_sxid, when
@@ -56,6 +63,7 @@ DEFAULT_THRESHOLDS = {
     "companion_window_s": 300,
     "incident_gap_s": 10,
     "repeat_incidents": 3,
+    "workflow_repeat_incidents": 2,
     "evidence_lines": 3,
 }
 CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
@@ -98,7 +106,7 @@ def _judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
     for (bus, code) in sorted(groups, key=lambda key: (_gpu_order(gpus, key[0]), key[0], key[1])):
         ctx = _Group(host, bus, code, groups[(bus, code)], gpus, gpu_facts is not None, catalog, limits, version,
                      tally=tallies.get((bus, code)))
-        check = ctx.judge([event for key, items in groups.items() if key[0] == bus for event in items])
+        check = ctx.judge([event for key, items in groups.items() if key[0] == bus for event in items], events)
         checks.append(check)
         by_bus.setdefault(bus, []).append((code, check, ctx))
     for items in by_bus.values():
@@ -222,7 +230,30 @@ class _Group(object):
                 found.append(event)
         return found
 
-    def judge(self, all_events):
+    def _workflow(self, all_events, node_events):
+        """``(verdict, words)`` of NVIDIA's workflow for this application Xid (``_xid_workflows``): ``hardware``,
+        ``application``, ``sympathetic`` (Xid 43 after an application Xid of the same GPU), or None (no workflow, or
+        the lines give no context for it)."""
+        gap, repeat = self.limits["incident_gap_s"], int(self.limits["workflow_repeat_incidents"])
+        if self.code == 13:
+            return workflows.workflow_13(self.events, gap, repeat, time_key)
+        if self.code == 31:
+            others = set(event.get("pci_bus_id") for event in node_events
+                         if event.get("code") == 31 and (event.get("pci_bus_id") or "unknown") != self.bus)
+            return workflows.workflow_31(self.events, others, gap, repeat, time_key)
+        if self.code == 43:
+            codes = self.catalog.get("codes") or {}
+            before = self.companions_near(all_events, lambda code: code != 43 and (codes.get(code) or {}).get(
+                "class") == "application")
+            if before:
+                return "sympathetic", (
+                    "the driver stopped the channel of the process that raised %s on this GPU within %s s: the "
+                    "catalog's IGNORE, judged with that Xid's check, no action by itself" % (
+                        ", ".join(sorted(set("Xid %d" % event["code"] for event in before))),
+                        _num(self.limits["companion_window_s"])))
+        return None, ""
+
+    def judge(self, all_events, node_events=None):
         if self.row is None:
             return self.check(
                 "warn", "investigate",
@@ -271,10 +302,16 @@ class _Group(object):
         incidents = _incidents(self.events, self.limits["incident_gap_s"])
         if status == "warn" and remedy in _ESCALATE_FROM:
             hardware = self.companions_near(all_events, self._is_hard_fault)
+            verdict, words = (None, "") if hardware else self._workflow(all_events, node_events or all_events)
             if hardware:
                 remedy = "investigate"
                 parts.append("but hardware %s hit the same GPU within %s s: follow that check, then run dcgmi diag -r 3 "
                              "on this GPU" % (", ".join(sorted(set("Xid %d" % e["code"] for e in hardware))), _num(window)))
+            elif verdict == "sympathetic":
+                return self.check("pass", "none", _sentence([self.head(), words]), expected)
+            elif verdict is not None:
+                remedy = "investigate" if verdict == "hardware" else remedy
+                parts.append(words)
             elif incidents >= self.limits["repeat_incidents"]:
                 remedy = "investigate"
                 parts.append("repeated in %s on this GPU (threshold %s): the GPU may be at fault; drain it and run "
