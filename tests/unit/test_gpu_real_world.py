@@ -279,7 +279,9 @@ def test_a_real_journalctl_short_iso_log_without_xid_is_healthy():
     text = read("kernel-log/journalctl-short-iso-peermem.log")
     parsed = xid.parse(text)
     assert (parsed["lines"], parsed["events"], parsed["unparsed"]) == (47, [], [])
-    assert xid.log_shape(text) == {"kernel_lines": 47, "no_entries": False}
+    # the log's newest time stamp: the last line's (journalctl short-iso, +0000)
+    assert xid.log_shape(text) == {"kernel_lines": 47, "no_entries": False,
+                                   "log_end": {"time": "2025-01-17T17:39:30+00:00", "uptime_s": None}}
     facts = dict(parsed, source="journalctl", since="-24h", **xid.log_shape(text))
     (check,) = judge_xid("n1", facts, CATALOG)
     assert (check["id"], check["status"]) == ("xid.log.readable", "pass")

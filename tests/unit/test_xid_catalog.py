@@ -31,7 +31,7 @@ def shipped():
 
 
 def test_version_and_sources(catalog):
-    assert catalog["version"] == "1.2.0"
+    assert catalog["version"] == "1.3.0"
     assert catalog["nvidia_catalog_as_of"] == "2025-10-29"
     assert catalog["files"] == [DEFAULT_PATH]
     tags = [source["tag"] for source in catalog["source"]]
@@ -110,7 +110,7 @@ def test_override_file_merges_over_the_catalog(tmp_path, catalog):
                                  "meaning": "recover the IMEX domain"}},
     })
     site = load_catalog(overrides=path)
-    assert site["version"] == "1.2.0+acme-2"
+    assert site["version"] == "1.3.0+acme-2"
     assert site["files"] == [DEFAULT_PATH, path]
     assert site["codes"][109]["severity"] == "warn"
     assert site["codes"][109]["remedy"] == "reset_gpu"          # untouched keys stay
@@ -123,7 +123,7 @@ def test_override_file_merges_over_the_catalog(tmp_path, catalog):
 
 def test_override_mapping_without_version():
     site = load_catalog(overrides={"codes": {79: {"remedy": "reboot"}}})
-    assert site["version"] == "1.2.0+site"
+    assert site["version"] == "1.3.0+site"
     assert site["codes"][79]["remedy"] == "reboot"
     assert site["files"] == [DEFAULT_PATH]
 
@@ -175,7 +175,7 @@ def test_override_top_level_and_code_keys(tmp_path):
     odd = write(tmp_path, "odd.yml", {"cdoes": {}})
     with pytest.raises(CatalogError) as info:
         load_catalog(overrides=odd)
-    assert str(info.value) == ("Xid catalog overrides %s: unknown key(s) cdoes; allowed: buckets, codes, "
+    assert str(info.value) == ("Xid catalog overrides %s: unknown key(s) cdoes; allowed: buckets, clearing, codes, "
                                "nvlink_error_registers, recovery_actions, source, sxid, version" % odd)
     word = write(tmp_path, "word.yml", {"codes": {"thirteen": {"remedy": "none"}}})
     with pytest.raises(CatalogError) as info:

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvidia_smi, xid
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.xid import judge_xid, summarize_xid
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import load_catalog
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._xid_catalog import CatalogError, load_catalog
 
 HERE = os.path.dirname(__file__)
 KERNEL_LOG = os.path.join(HERE, os.pardir, "fixtures", "kernel-log")
@@ -75,7 +75,7 @@ def test_no_xid_is_one_pass():
     assert checks == [{
         "id": "xid.log.readable", "host": "node07", "component": "kernel log", "status": "pass", "observed": 0,
         "expected": None, "remedy": "none", "evidence": "source=journalctl, since=-24h, lines=47",
-        "message": "Read 47 kernel log lines from journalctl since -24h: no Xid event (judged with Xid catalog v1.2.0)"}]
+        "message": "Read 47 kernel log lines from journalctl since -24h: no Xid event (judged with Xid catalog v1.3.0)"}]
 
 
 def test_no_facts_is_an_error():
@@ -89,7 +89,7 @@ def test_fallback_and_window_are_reported():
                 outside_window=4, command=["dmesg", "--decode", "--time-format=iso"])
     log = judge_xid("node07", data, CATALOG)[0]
     assert log["message"] == ("Read 1 kernel log line from dmesg since -24h (journalctl not used: journalctl: not found "
-                              "at /usr/bin/journalctl): 1 Xid event (Xid 13) on 1 GPU (judged with Xid catalog v1.2.0)")
+                              "at /usr/bin/journalctl): 1 Xid event (Xid 13) on 1 GPU (judged with Xid catalog v1.3.0)")
     assert log["evidence"] == ("source=dmesg, since=-24h, lines=1, outside_window=4, "
                                "command: dmesg --decode --time-format=iso")
 
@@ -112,7 +112,7 @@ def test_13_alone_is_not_a_node_fault():
     assert check["expected"] == "< 3 incidents of an application Xid on one GPU"
     assert check["message"] == (
         "3 lines of Xid 13 (ROBUST_CHANNEL_GR_EXCEPTION: Graphics engine exception) on the GPU at 0000:38:00.0; an "
-        "application fault (catalog v1.2.0 bucket RESTART_APP (restart the application; the GPU needs no action)): "
+        "application fault (catalog v1.3.0 bucket RESTART_APP (restart the application; the GPU needs no action)): "
         "not a node fault by itself; one incident (solo, no burst): NVIDIA's WORKFLOW_XID_13 says CHECK_APP/CUDA; "
         "restart the job.")
     assert check["evidence"].splitlines() == [line(13), line(13, 0.0001), line(13, 0.0002),
@@ -207,7 +207,7 @@ def test_application_xid_alongside_a_hardware_xid():
 def test_other_application_xids(code, bucket):
     check = by_id(judge(line(code, text="pid=2815167, name=pt_main_thread, Ch 00000008")))["xid.%d.events" % code]
     assert (check["status"], check["remedy"]) == ("warn", "restart_app")
-    assert "catalog v1.2.0 bucket %s" % bucket in check["message"]
+    assert "catalog v1.3.0 bucket %s" % bucket in check["message"]
     assert "not a node fault by itself" in check["message"]
 
 
@@ -216,7 +216,7 @@ def test_other_application_xids(code, bucket):
 def test_48_alone_resets_the_gpu():
     check = by_id(judge(line(48)))["xid.48.events"]
     assert (check["status"], check["remedy"], check["expected"]) == ("fail", "reset_gpu", "no Xid 48")
-    assert "catalog v1.2.0 bucket WORKFLOW_XID_48" in check["message"]
+    assert "catalog v1.3.0 bucket WORKFLOW_XID_48" in check["message"]
     assert "alone (no Xid 63/64 within 300 s): RESET_GPU" in check["message"]
 
 
@@ -263,7 +263,7 @@ def test_79_power_cycles_through_the_bmc(h100):
     assert check["component"] == u"GPU 2 (GPU-167d8376\u2026, 0000:4C:00.0)"
     assert check["message"].startswith(
         "1 line of Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS: GPU has fallen off the bus) on GPU 2; catalog "
-        "v1.2.0 bucket RESTART_BM (full bare-metal power cycle (a BMC power cycle))")
+        "v1.3.0 bucket RESTART_BM (full bare-metal power cycle (a BMC power cycle))")
     assert "Drain, power-cycle through the BMC (Redfish/IPMI), re-verify; RMA on recurrence" in check["message"]
 
 
@@ -289,7 +289,7 @@ def test_79_on_a_gpu_nvidia_smi_no_longer_lists(h100):
 def test_codes_through_the_catalog(code, status, remedy, bucket):
     check = by_id(judge(line(code)))["xid.%d.events" % code]
     assert (check["status"], check["remedy"]) == (status, remedy)
-    assert "catalog v1.2.0 bucket %s" % bucket in check["message"]
+    assert "catalog v1.3.0 bucket %s" % bucket in check["message"]
 
 
 def test_119_real_capture():
@@ -298,19 +298,19 @@ def test_119_real_capture():
     assert [c["id"] for c in checks] == ["xid.log.readable", "xid.119.events"]
     check = checks[1]
     assert (check["status"], check["remedy"], check["observed"]) == ("fail", "reset_gpu", 5)
-    assert "catalog v1.2.0 bucket RESET_GPU" in check["message"]
+    assert "catalog v1.3.0 bucket RESET_GPU" in check["message"]
     assert "seen in 3 incidents in this window" in check["message"]
     assert check["evidence"].splitlines()[-1] == ("5 lines in all (3 incidents), first 2025-02-23T16:24:18, "
                                                   "last 2025-02-23T16:30:13")
     assert checks[0]["message"] == ("Read 43 kernel log lines from dmesg: 5 Xid events (Xid 119) on 1 GPU "
-                                    "(judged with Xid catalog v1.2.0)")
+                                    "(judged with Xid catalog v1.3.0)")
 
 
 def test_site_override_makes_109_a_warning():
     site = load_catalog(overrides={"codes": {109: {"severity": "warn"}}})
     check = by_id(judge(line(109), catalog=site))["xid.109.events"]
     assert (check["status"], check["remedy"]) == ("warn", "reset_gpu")
-    assert "catalog v1.2.0+site bucket RESET_GPU" in check["message"]
+    assert "catalog v1.3.0+site bucket RESET_GPU" in check["message"]
 
 
 # ---------------------------------------------------------------------------------- decode required
@@ -320,7 +320,7 @@ def test_144_to_150_are_never_a_blanket_verdict():
            "0x00000000 0x00100000 0x00000004)"
     check = by_id(judge(line(145, text=text)))["xid.145.events"]
     assert (check["status"], check["remedy"]) == ("warn", "investigate")
-    assert "catalog v1.2.0 bucket WORKFLOW_NVLINK5_ERR" in check["message"]
+    assert "catalog v1.3.0 bucket WORKFLOW_NVLINK5_ERR" in check["message"]
     assert ("decode fields: RLW_RXPIPE Nonfatal link 13 intrInfo 0x0409a0c2 errorStatus 0x00000008"
             in check["message"])
 
@@ -360,7 +360,7 @@ def test_154_carries_its_action(text, status, remedy):
 def test_154_unknown_action_and_missing_action():
     unknown = by_id(judge(line(154, text="GPU recovery action changed from 0x0 (None) to 0x7 (Recover IMEX)")))
     assert unknown["xid.154.events"]["remedy"] == "investigate"
-    assert "0x7 (Recover IMEX), which catalog v1.2.0 does not know" in unknown["xid.154.events"]["message"]
+    assert "0x7 (Recover IMEX), which catalog v1.3.0 does not know" in unknown["xid.154.events"]["message"]
     missing = by_id(judge(line(154, text="something else")))["xid.154.events"]
     assert (missing["status"], missing["remedy"]) == ("warn", "investigate")
     assert "the line does not name the recovery action" in missing["message"]
@@ -372,7 +372,7 @@ def test_154_overrides_the_table_for_the_same_gpu():
     fallen = checks["xid.79.events"]
     assert (fallen["status"], fallen["remedy"]) == ("fail", "reboot")
     assert fallen["message"].endswith("Overridden by Xid 154 on the same GPU: the driver set the recovery action to 0x2 "
-                                      "(Node Reboot Required), so the remedy is reboot, not power_cycle (catalog v1.2.0).")
+                                      "(Node Reboot Required), so the remedy is reboot, not power_cycle (catalog v1.3.0).")
     other_gpu = [c for c in judge(line(79), line(154, 1, text="GPU recovery action changed from 0x0 (None) to 0x2 "
                                                               "(Node Reboot Required)"), line(13, 2, bus="3b"))
                  if c["component"] == "GPU at 0000:3B:00.0"]
@@ -390,7 +390,7 @@ def test_unknown_code():
     check = by_id(judge(line(200)))["xid.200.events"]
     assert (check["status"], check["remedy"], check["expected"]) == ("warn", "investigate", "a code the catalog knows")
     assert check["message"] == (
-        "1 line of Xid 200 on the GPU at 0000:38:00.0: Xid 200 is not in catalog v1.2.0; look it up in NVIDIA's Xid "
+        "1 line of Xid 200 on the GPU at 0000:38:00.0: Xid 200 is not in catalog v1.3.0; look it up in NVIDIA's Xid "
         "catalog (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) and add it to the site override file")
 
 
@@ -439,3 +439,57 @@ def test_summary():
     assert summarize_xid(facts(line(13), line(13, 1), line(79, 2, bus="19"))) == {
         "source": "dmesg", "since": "-24h", "lines": 3, "events": 3, "codes": "13 x2, 79 x1", "gpus": 2}
     assert summarize_xid(None)["codes"] == "none"
+
+
+# ----------------------------------------------------------------------- clearing (issue 24 item 8)
+# The log's end is a later kernel line: the template line with the real peermem message of
+# journalctl-short-iso-peermem.log in place of the Xid part.
+PEERMEM = "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing"
+
+
+def later(at):
+    return line(13, at).split("NVRM: ")[0] + PEERMEM
+
+
+def judged_until(*lines, end, thresholds=None, catalog=CATALOG):
+    text = "\n".join(lines + (later(end),))
+    document = dict(facts(*lines), **xid.log_shape(text))
+    return by_id(judge_xid("node07", document, catalog, thresholds=thresholds))
+
+
+def test_the_log_end_is_its_newest_stamp_through_the_stream_reader_too():
+    text = "\n".join([line(13), later(7200)])
+    log = xid.LogFilter()
+    for raw in text.splitlines():
+        log.feed(raw)
+    assert log.facts()["log_end"] == xid.log_shape(text)["log_end"] == {
+        "time": "2025-01-21T04:21:33.498559+00:00", "uptime_s": None}
+    assert xid.log_shape("no stamp here\n")["log_end"] is None
+
+
+def test_an_application_xid_clears_after_an_hour_of_quiet():
+    check = judged_until(line(13), end=7200)["xid.13.events"]
+    assert (check["status"], check["remedy"]) == ("pass", "none")
+    assert "last seen 2025-01-21T02:21:33.498559+00:00, then 2.0 h of quiet to the log's end " \
+           "(2025-01-21T04:21:33.498559+00:00): cleared by the application class's clearing rule (1.0 h of quiet" \
+        in check["message"]
+    assert judged_until(line(13), end=1800)["xid.13.events"]["status"] == "warn"  # 30 min: not yet
+
+
+def test_what_escalated_or_is_hardware_does_not_clear():
+    # two incidents at the same GPC/TPC: NVIDIA's workflow made it investigate, which stays
+    assert judged_until(line(13), line(13, 60), end=86000)["xid.13.events"]["remedy"] == "investigate"
+    # Xid 79 (hardware, sticky) a day later
+    assert judged_until(line(79, text="pid=1, name=x, GPU has fallen off the bus."), end=86000)[
+        "xid.79.events"]["status"] == "fail"
+
+
+def test_a_site_sets_the_clearing_rules(tmp_path):
+    sticky = load_catalog(overrides={"clearing": {"application": "sticky"}})
+    assert judged_until(line(13), end=86000, catalog=sticky)["xid.13.events"]["status"] == "warn"
+    quick = load_catalog(overrides={"codes": {13: {"clears": 600}}})
+    assert judged_until(line(13), end=900, catalog=quick)["xid.13.events"]["status"] == "pass"
+    with pytest.raises(CatalogError, match="clearing application must be 'sticky' or a number of quiet seconds"):
+        load_catalog(overrides={"clearing": {"application": "soon"}})
+    with pytest.raises(CatalogError, match="clearing names unknown class"):
+        load_catalog(overrides={"clearing": {"apps": 60}})

@@ -191,6 +191,11 @@ xid:
     no_entries:
       description: V(true) when C(journalctl) printed C(-- No entries --) (an empty window, not an empty log).
       type: bool
+    log_end:
+      description:
+        - The time stamp of the log's newest line that has one (C(time) as ISO text, or C(uptime_s) for a boot-relative
+          stamp), V(null) when none has. The judge measures from it how long an Xid has been quiet (its clearing rule).
+      type: dict
 """
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._base import run_module

@@ -32,9 +32,10 @@ DEFAULT_PATH = os.path.normpath(
 CLASSES = ("application", "hardware", "informational", "decode_required")
 SEVERITIES = ("fail", "warn", "info")
 ROW_REQUIRED = ("meaning", "nvidia_action", "class", "severity", "remedy", "source")
-ROW_OPTIONAL = ("mnemonic", "investigatory", "notes", "companions")
+ROW_OPTIONAL = ("mnemonic", "investigatory", "notes", "companions", "clears")
 ACTION_REQUIRED = ("name", "severity", "remedy", "meaning")
-TOP_KEYS = ("version", "nvidia_catalog_as_of", "source", "buckets", "codes", "recovery_actions", "nvlink_error_registers")
+TOP_KEYS = ("version", "nvidia_catalog_as_of", "source", "buckets", "codes", "recovery_actions", "nvlink_error_registers",
+            "clearing")
 NLE_GROUP_REQUIRED = ("register", "bits", "severity", "remedy", "meaning")
 NLE_GROUP_OPTIONAL = ("repeat_over", "secondary")
 SXID_PATH = os.path.normpath(
@@ -123,9 +124,33 @@ def _check_row(code, row, buckets, tags, where):
     out = dict(row)
     out["nvidia_action"] = action
     out["companions"] = list(companions)
+    out["clears"] = _clearing_rule(row.get("clears"), "%s: clears" % at) if row.get("clears") is not None else None
     for key in ("mnemonic", "investigatory", "notes"):
         out[key] = "" if out.get(key) is None else str(out.get(key))
     return out
+
+
+def _clearing_rule(value, at):
+    """``sticky`` or a number of quiet seconds (an int >= 0): how long a finding of the code stays."""
+    if value == "sticky":
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise CatalogError("%s must be 'sticky' or a number of quiet seconds (an integer >= 0), got %r" % (at, value))
+
+
+def _clearing(value, where):
+    """The ``clearing`` table: per class its rule (``_clearing_rule``), ``sticky`` where it does not say."""
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise CatalogError("%s: 'clearing' must be a mapping of class to 'sticky' or quiet seconds" % where)
+    odd = sorted(str(key) for key in value if key not in CLASSES)
+    if odd:
+        raise CatalogError("%s: clearing names unknown class(es) %s; classes: %s" % (where, ", ".join(odd),
+                                                                                      ", ".join(CLASSES)))
+    return dict((name, _clearing_rule(value.get(name, "sticky"), "%s: clearing %s" % (where, name)))
+                for name in CLASSES)
 
 
 def _header_tags(data, where, top_keys):
@@ -220,12 +245,14 @@ def _validate(data, where):
         "codes": rows,
         "recovery_actions": actions,
         "nvlink_error_registers": _nvlink_error_registers(data.get("nvlink_error_registers"), where),
+        "clearing": _clearing(data.get("clearing"), where),
     }
 
 
 def load_catalog(path=None, overrides=None):
     """Return the validated catalog: ``{version, nvidia_catalog_as_of, source, buckets, codes: {int: row},
-    recovery_actions: {int: action}, nvlink_error_registers: {applies_to, registers, groups}, files}``.
+    recovery_actions: {int: action}, nvlink_error_registers: {applies_to, registers, groups}, clearing: {class:
+    rule}, files}``.
 
     ``path`` defaults to the shipped ``data/xid_catalog.yml``. ``overrides`` is a site override file (a path) or an
     already-loaded mapping (e.g. an inventory variable). With an override the version reads ``<base>+<override's
@@ -245,11 +272,15 @@ def load_catalog(path=None, overrides=None):
             files.append(label)
         where = "Xid catalog %s with overrides %s" % (path, label)
         odd = sorted(key for key in extra if key not in ("version", "codes", "recovery_actions", "buckets", "source",
-                                                         "sxid", "nvlink_error_registers"))
+                                                         "sxid", "nvlink_error_registers", "clearing"))
         if odd:
-            raise CatalogError("Xid catalog overrides %s: unknown key(s) %s; allowed: buckets, codes, "
+            raise CatalogError("Xid catalog overrides %s: unknown key(s) %s; allowed: buckets, clearing, codes, "
                                "nvlink_error_registers, recovery_actions, source, sxid, version"
                                % (label, ", ".join(map(str, odd))))
+        if isinstance(extra.get("clearing"), dict):  # per class, over the shipped table
+            data["clearing"] = dict(data.get("clearing") or {}, **extra["clearing"])
+        elif extra.get("clearing") is not None:
+            data["clearing"] = extra["clearing"]  # refused by the validation, naming the override
         if extra.get("nvlink_error_registers") is not None:  # the whole table, replaced
             data["nvlink_error_registers"] = extra["nvlink_error_registers"]
         data["codes"] = _merge_rows(data["codes"], _int_keys(extra.get("codes"), "codes", label), "code", label)

@@ -289,21 +289,38 @@ def parse_sxid_line(line):
     }
 
 
+# kernel lines kept to find the newest time stamp of a log (journalctl markers and syslog lines carry none)
+_TAIL = 8
+
+
+def log_end(lines):
+    """``{"time", "uptime_s"}`` of the newest of ``lines`` (oldest first) that has a time stamp, or None: where the log
+    ends, against which the Xid rules measure how long an event has been quiet (its clearing rule)."""
+    for raw in reversed(list(lines)):
+        stamp = _stamp(raw.strip())
+        if stamp != (None, None):
+            return {"time": stamp[0], "uptime_s": stamp[1]}
+    return None
+
+
 def log_shape(text):
-    """How much of ``text`` is a kernel log: ``{"kernel_lines": n, "no_entries": bool}``.
+    """How much of ``text`` is a kernel log: ``{"kernel_lines": n, "no_entries": bool, "log_end": ...}``
+    (``log_end``: see ``log_end``).
 
     ``kernel_lines`` counts the lines with a kernel log time stamp (every form ``parse`` reads, and the classic syslog
     form); ``no_entries`` is True when journalctl said ``-- No entries --`` (its way of printing an empty window). The
     Xid rules use both so that an empty or garbage log is an error, never a clean bill of health.
     """
     count, no_entries = 0, False
+    tail = collections.deque(maxlen=_TAIL)
     for raw in (text or "").splitlines():
         shape = _line_shape(raw)
         if shape == "no_entries":
             no_entries = True
         elif shape == "kernel":
             count += 1
-    return {"kernel_lines": count, "no_entries": no_entries}
+            tail.append(raw)
+    return {"kernel_lines": count, "no_entries": no_entries, "log_end": log_end(tail)}
 
 
 def _line_shape(raw):
@@ -377,6 +394,7 @@ class LogFilter(object):
         self.lines = 0
         self.kernel_lines = 0
         self.no_entries = False
+        self._tail = collections.deque(maxlen=_TAIL)
         self._xid = _Kept(keep, "xid", parse_line)
         self._sxid = _Kept(keep, "sxid", parse_sxid_line)
 
@@ -396,6 +414,7 @@ class LogFilter(object):
             shape = _line_shape(raw)
             if shape == "kernel":
                 self.kernel_lines += 1
+                self._tail.append(raw)
             elif shape == "no_entries":
                 self.no_entries = True
 
@@ -404,7 +423,7 @@ class LogFilter(object):
         events, unparsed = _read_lines(self._xid.items(), warn)
         sxid_events, sxid_unparsed = _read_sxid_lines(self._sxid.items(), warn)
         return {"lines": self.lines, "events": events, "unparsed": unparsed, "kernel_lines": self.kernel_lines,
-                "no_entries": self.no_entries, "xid_lines_dropped": self._xid.dropped,
+                "no_entries": self.no_entries, "log_end": log_end(self._tail), "xid_lines_dropped": self._xid.dropped,
                 "sxid_events": sxid_events, "sxid_unparsed": sxid_unparsed, "sxid_lines_dropped": self._sxid.dropped,
                 "dropped_lines": list(self._xid.tally.values()) + list(self._sxid.tally.values())}
 

@@ -189,6 +189,7 @@ def collect_xid_facts(module):
         "fallback": fallback,
         "kernel_lines": parsed["kernel_lines"],
         "no_entries": parsed["no_entries"],
+        "log_end": parsed["log_end"],
         "sxid_events": sxid_events,
         "sxid_unparsed": parsed["sxid_unparsed"],
         "sxid_outside_window": sxid_dropped,

@@ -44,6 +44,11 @@ Thresholds a site may override (``thresholds``), with their defaults (our choice
 ``repeat_incidents`` (3) incidents of a warn-level code on one GPU that escalate it to ``investigate``.
 ``workflow_repeat_incidents`` (2) incidents that make a "repeat" in NVIDIA's WORKFLOW_XID_13 / _31 [NV].
 ``evidence_lines`` (3) raw lines quoted in a check's evidence.
+
+Clearing (issue 24 item 8): the catalog's ``clearing`` (per class; a row's ``clears`` wins) says how long a finding
+stays: ``sticky`` (hardware: until the log window no longer holds it; a repair is proven by a verify run on the log
+since the repair) or seconds of quiet (application: 3600): when the log ran that long past the group's last line (to
+the facts' ``log_end``), a ``warn`` that kept its row's remedy becomes a ``pass`` that says it cleared.
 """
 
 from __future__ import annotations
@@ -106,7 +111,8 @@ def _judge_xid(host, xid_facts, catalog, gpu_facts=None, thresholds=None):
     for (bus, code) in sorted(groups, key=lambda key: (_gpu_order(gpus, key[0]), key[0], key[1])):
         ctx = _Group(host, bus, code, groups[(bus, code)], gpus, gpu_facts is not None, catalog, limits, version,
                      tally=tallies.get((bus, code)))
-        check = ctx.judge([event for key, items in groups.items() if key[0] == bus for event in items], events)
+        check = ctx.cleared(ctx.judge([event for key, items in groups.items() if key[0] == bus for event in items],
+                                      events), xid_facts.get("log_end"))
         checks.append(check)
         by_bus.setdefault(bus, []).append((code, check, ctx))
     for items in by_bus.values():
@@ -229,6 +235,29 @@ class _Group(object):
             if any(_near(mine, when, self.limits["companion_window_s"]) for mine in self.times):
                 found.append(event)
         return found
+
+    def cleared(self, check, end):
+        """``check``, or a ``pass`` when the code's clearing rule (the catalog's ``clearing`` by class, a row's
+        ``clears``) says the finding has cleared: the log ran on ``N`` quiet seconds after the group's last line
+        (measured to ``end``, the facts' ``log_end``). Only a ``warn`` that kept the row's remedy clears."""
+        if self.row is None or check["status"] != "warn" or check["remedy"] != self.row.get("remedy"):
+            return check
+        rule = self.row.get("clears")
+        if rule is None:
+            rule = (self.catalog.get("clearing") or {}).get(self.row.get("class"), "sticky")
+        last, stop = time_key(self.last or {}), time_key(end) if isinstance(end, dict) else None
+        if rule == "sticky" or last is None or stop is None or last[0] != stop[0] or stop[1] - last[1] < rule:
+            return check
+        quiet = stop[1] - last[1]
+        rule_text = "the row's" if self.row.get("clears") is not None else "the %s class's" % self.row.get("class")
+        return make_check(
+            check["id"], self.host, "pass", component=self.component, observed=self.count,
+            expected=check["expected"], remedy="none",
+            message=_sentence([self.head(), "last seen %s, then %s of quiet to the log's end (%s): cleared by %s "
+                                            "clearing rule (%s of quiet, catalog v%s); no action" % (
+                                                when(self.last), _duration(quiet), when(end), rule_text,
+                                                _duration(rule), self.version)]),
+            evidence=check["evidence"] + "\nquiet %s (clears after %s)" % (_duration(quiet), _duration(rule)))
 
     def _workflow(self, all_events, node_events):
         """``(verdict, words)`` of NVIDIA's workflow for this application Xid (``_xid_workflows``): ``hardware``,
@@ -471,6 +500,14 @@ def _apply_154(items, catalog, version):
 
 def _num(value):
     return "%g" % value
+
+
+def _duration(seconds):
+    if seconds >= 3600:
+        return "%.1f h" % (seconds / 3600.0)
+    if seconds >= 60:
+        return "%d min" % (seconds // 60)
+    return "%d s" % seconds
 
 
 def _sentence(parts, notes=""):
