@@ -54,8 +54,8 @@ def test_bmc_facts_from_the_lab_captures():
         ("FAN1", 8400.0, "RPM", "OK", "Enabled"), ("FAN2", 8600.0, "RPM", "OK", "Enabled")]
     assert len(bmc["fans"]) == 6
     gpu1 = [s for s in bmc["sensors"] if s["name"] == "GPU1 Temp"][0]
-    assert gpu1 == {"id": "GPU1_Temp", "name": "GPU1 Temp", "kind": "temperature", "reading": 89.0, "units": "Cel",
-                    "health": "Critical", "thresholds": {"lower_fatal": None, "lower_critical": None, "lower_caution": None,
+    assert gpu1 == {"id": "GPU1_Temp", "name": "GPU1 Temp", "kind": "temperature", "part": "gpu", "reading": 89.0,
+                    "units": "Cel", "health": "Critical", "thresholds": {"lower_fatal": None, "lower_critical": None, "lower_caution": None,
                                                          "upper_caution": 83.0, "upper_critical": 87.0, "upper_fatal": 90.0}}
     assert [(s["name"], s["kind"], s["units"]) for s in bmc["sensors"] if s["kind"] not in ("temperature", "fan")] == [
         ("12V", "voltage", "V"), ("PSU1 Power", "power", "W"), ("PSU2 Power", "power", "W")]
@@ -114,7 +114,7 @@ def test_firmware_and_log():
     assert log[1] == {"id": "2", "created": "2026-11-30T21:47:26+00:00", "severity": "Critical",
                       "message": "Memory DIMM Status | Uncorrectable ECC | Asserted", "message_id": None,
                       "source": "SEL", "sensor": "DIMM Status", "class": "hardware", "oem": False,
-                      "manufacturer": None}
+                      "manufacturer": None, "part": "dimm"}
     assert facts.log(None) is None
 
 

@@ -38,6 +38,10 @@ SEL_CAPTURES = [
     ("sel-elist-quanta-oem-c0-pre-init-ipmitool-pr340.txt", 2, 0),
     ("sel-list-ami-oem-c0-op-test.txt", 1, 0),
     ("sel-list-processor-mce-facebook-openbmc-273.txt", 7, 0),
+    ("sel-list-hp-proliant-ilo2-memory-ecc-collegeboreal.txt", 2, 0),
+    ("sel-list-reserved-get-entry-failed-ipmitool-pr346.txt", 6, 2),
+    ("sel-elist-12h-cst-psu-inlet-ipmitool-pr346.txt", 1, 0),
+    ("sel-elist-quanta-qct-memory-ce-ipmitool-385.txt", 2, 0),
 ]
 SDR_CAPTURES = [
     ("sdr-elist-all-dell-tigerblue77-36.txt", 24, 0),
@@ -46,11 +50,16 @@ SDR_CAPTURES = [
     ("sdr-elist-telegraf-unable-to-send.txt", 7, 2),
     ("sdr-list-telegraf-ibm-planar.txt", 133, 0),
     ("sdr-list-telegraf-unable-to-send.txt", 9, 3),
+    ("sdr-elist-full-hp-proliant-dl360-g7-ilo2-collegeboreal.txt", 43, 0),
+    ("sdr-list-full-supermicro-home-assistant-ipmi-22.txt", 29, 0),
+    ("sdr-list-full-ami-megarac-sp-home-assistant-ipmi-25.txt", 29, 1),
 ]
 SENSOR_CAPTURES = [
     ("sensor-dell-r710-home-assistant-ipmi-27.txt", 11, 0),
     ("sensor-linuxfabrik-with-critical.txt", 42, 0),
     ("sensor-linuxfabrik-thirtyone-ok.txt", 35, 0),
+    ("sensor-ami-megarac-sp-home-assistant-ipmi-25.txt", 10, 1),
+    ("sensor-intel-s2600wt-home-assistant-ipmi-27.txt", 9, 0),
 ]
 
 
@@ -68,7 +77,9 @@ def test_every_sdr_line_is_read_or_named(name, records, warned):
     out = parse.parse_sdr_elist(read(name), warn=seen.append)
     assert (len(out), len(seen)) == (records, warned)
     assert len(out) + len(seen) == len(lines(name))
-    assert all("Unable to send command: Invalid argument" in message for message in seen)
+    # what some BMCs make ipmitool print between the rows, and ipmitool's own complaint about a missing IANA file
+    assert all("Unable to send command: Invalid argument" in message or "IANA PEN registry open failed" in message
+               for message in seen)
 
 
 @pytest.mark.parametrize("name,records,warned", SENSOR_CAPTURES)
@@ -76,6 +87,7 @@ def test_every_sensor_line_is_read(name, records, warned):
     seen = []
     assert len(parse.parse_sensor(read(name), warn=seen.append)) == records
     assert len(seen) == warned
+    assert len(lines(name)) == records + warned
 
 
 def test_unread_lines_are_counted_and_named_in_the_facts_errors():
@@ -210,3 +222,94 @@ def test_system_event_hardware_failure_counts_only_as_named_not_hardware():
     check = _judge(facts.log(parse.parse_sel_elist(read("sel-elist-openbmc-unknown-sensor-ibm-openbmc-3638.txt"))))
     assert check["status"] == "pass"
     assert "2 Critical entries not counted (informational records, not hardware)" in check["message"]
+
+
+# ---- HPE iLO 2, Supermicro, AMI MegaRAC, Intel, Quanta QCT (issue 22 item 7, second round)
+
+def test_hpe_psu_failure_printed_after_its_reading_is_critical():
+    # HPE iLO prints a supply's states after its reading: `0 Watts, Presence detected, Failure detected`.
+    sdr = parse.parse_sdr_elist(read("sdr-elist-full-hp-proliant-dl360-g7-ilo2-collegeboreal.txt"))
+    psus = {p["id"]: p for p in facts.psu_facts(sdr)}
+    assert (psus["10.1"]["name"], psus["10.1"]["health"], psus["10.1"]["state"], psus["10.1"]["input_watts"]) == (
+        "Power Supply 1", "Critical", "Enabled", 0.0)
+    assert (psus["10.2"]["health"], psus["10.2"]["input_watts"]) == ("OK", 95.0)
+    # the supplies' redundancy sensor: `Non-Redundant: Sufficient from Redundant` (one supply failed)
+    assert (psus["10.3"]["name"], psus["10.3"]["health"]) == ("Power Supplies", "Warning")
+    # `Temp 12`/`Temp 13` sit on entities 10.4/10.5: thermal zones, not supplies
+    assert sorted(psus) == ["10.1", "10.2", "10.3"]
+    check = [c for c in judge_bmc("n1", {"protocol": "ipmi", "system": {"power_state": "On"},
+                                         "power_supplies": facts.psu_facts(sdr)})
+             if c["id"] == "bmc.psu.health"]
+    assert [c["status"] for c in check] == ["fail", "pass", "warn"]
+
+
+def test_hpe_memory_ecc_limit_is_a_hardware_warning_on_a_dimm():
+    records = parse.parse_sel_elist(read("sel-list-hp-proliant-ilo2-memory-ecc-collegeboreal.txt"), utc=True)
+    assert [(r["sensor_type"], r["event"], r["severity"], r["class"]) for r in records] == [
+        ("Memory", "Correctable ECC logging limit reached", "Warning", "hardware")] * 2
+    assert [e["part"] for e in facts.log(records)] == ["dimm", "dimm"]
+
+
+def test_sel_rows_of_sensor_type_00h_and_lines_between_rows():
+    seen = []
+    records = parse.parse_sel_elist(read("sel-list-reserved-get-entry-failed-ipmitool-pr346.txt"), warn=seen.append)
+    assert {(r["sensor_type"], r["sensor"], r["created"], r["severity"], r["class"]) for r in records} == {
+        ("reserved", "#0xff", None, None, "hardware")}
+    assert seen == ["ipmitool sel elist: unexpected line 'Get SEL Entry 40 command failed: Requested sensor, data, "
+                    "or record not found'; please report"] * 2
+    psu = parse.parse_sel_elist(read("sel-elist-12h-cst-psu-inlet-ipmitool-pr346.txt"), utc=True)[0]
+    assert (psu["id"], psu["created"], psu["sensor"], psu["direction"], psu["severity"], psu["detail"]) == (
+        "1b5b", "2022-05-27T18:12:15", "PSU1_Inlet_Temp", "Deasserted", "OK", "Reading 52 > Threshold 53 degrees C")
+    assert facts.log([psu])[0]["part"] == "psu"
+
+
+def test_quanta_memory_correctable_ecc_with_a_dimm_label():
+    records = parse.parse_sel_elist(read("sel-elist-quanta-qct-memory-ce-ipmitool-385.txt"), utc=True)
+    assert [(r["id"], r["created"], r["event"], r["severity"]) for r in records] == [
+        ("3a", "2022-12-14T23:09:44", "Correctable ECC (CPU0_G1)", "Warning"),
+        ("e", "2022-06-10T19:31:43", "Correctable ECC ()", "Warning")]
+
+
+def test_ami_megarac_ipmitool_diagnostic_line_is_named_not_fatal():
+    seen = []
+    sensors = parse.parse_sensor(read("sensor-ami-megarac-sp-home-assistant-ipmi-25.txt"), warn=seen.append)
+    assert seen == ["ipmitool sensor: unexpected line 'IANA PEN registry open failed: No such file or directory'; "
+                    "please report"]
+    judged = {s["name"]: s for s in facts.sensor_facts(sensors)}
+    assert (judged["PVDDQ_AB"]["thresholds"]["lower_critical"], judged["PVDDQ_AB"]["part"]) == (1.105, None)
+    assert (judged["DIMM_Inlet_TEMP"]["kind"], judged["DIMM_Inlet_TEMP"]["part"]) == ("temperature", "dimm")
+    assert judged["MB_Inlet_TEMP"]["part"] is None
+    assert [s["state"] for s in sensors if s["discrete"]] == [0x80, 0x80, 0x80, 0x1080, 0x80]
+
+
+def test_intel_discrete_only_sensors_are_kept_not_judged():
+    sensors = parse.parse_sensor(read("sensor-intel-s2600wt-home-assistant-ipmi-27.txt"))
+    assert all(s["discrete"] for s in sensors) and facts.sensor_facts(sensors) == []
+    assert [(s["name"], s["state"]) for s in sensors][1] == ("Pwr Unit Redund", 0x0100)
+
+
+@pytest.mark.parametrize("name,part", [
+    # Supermicro (sdr list full)
+    ("P1-DIMMA1 Temp", "dimm"), ("CPU1 Temp", "cpu"), ("FANA", "fan"), ("VRMCpu1 Temp", None),
+    ("MB_10G Temp", None), ("PS1 Status", "psu"),
+    # HPE (sdr elist full, sensor)
+    ("Power Supply 1", "psu"), ("Fan Block 1", "fan"), ("Memory", "dimm"), ("04-P1 DIMM 1-6", "dimm"),
+    ("05-PMM 1-6", "dimm"), ("02-CPU 1", "cpu"), ("54-P/S 1 Inlet", "psu"), ("12-HD Max", "drive"),
+    ("Dr_Stat_1I3_B004", "drive"), ("LOM_Link_P1", None), ("NIC_Link_02P1", None), ("16-VR P1", None),
+    # IBM/Lenovo System x, OpenBMC, the lab, AMI, Linuxfabrik (Supermicro-style)
+    ("DASD Backplane 1", "drive"), ("Drive 0", "drive"), ("PS 1 Fan Fault", "psu"), ("p0_core4_temp", "cpu"),
+    ("dimm9", "dimm"), ("GPU1 Temp", "gpu"), ("PVDDQ_AB", None), ("Vcpu", None), ("VDIMMAB", None),
+    ("12V", None), ("Inlet Temp", None), ("CPU0_CH0_DIMM0", "dimm"), ("CPU_0_DTS_TEMP", "cpu"),
+    ("PVCCIN_CPU0", None), ("MB_Inlet_TEMP", None),
+])
+def test_vendor_sensor_names_map_to_their_part(name, part):
+    assert facts.part_of(name) == part
+
+
+def test_every_sensor_name_of_the_captures_is_mapped_or_left_unnamed_without_raising():
+    parts = Counter()
+    for name, _records, _warned in SENSOR_CAPTURES + [("sensor-hpe-proliant-ilo-discrete-and-thresholds.txt", 0, 0)]:
+        for sensor in parse.parse_sensor(read(name)):
+            parts[facts.part_of(sensor["name"])] += 1
+    assert set(parts) == {None, "cpu", "dimm", "drive", "fan", "psu"}
+    assert parts["psu"] == 10 and parts["drive"] == 21

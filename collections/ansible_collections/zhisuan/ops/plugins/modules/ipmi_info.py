@@ -103,8 +103,11 @@ bmc:
       type: list
       elements: dict
     power_supplies:
-      description: One entry per power-supply entity of the SDR (C(10.n)), health from its status sensor's states
-        (C(Failure detected), C(Power Supply AC lost) -> V(Critical); C(Predictive failure) -> V(Warning)).
+      description: One entry per power-supply entity of the SDR (C(10.n)), health from its status sensor's states,
+        printed alone or after its reading (C(Failure detected), C(Power Supply AC lost) -> V(Critical);
+        C(Predictive failure) -> V(Warning)); the supplies' redundancy sensor is one entry (C(Non-Redundant) or
+        C(Redundancy Lost) -> V(Warning), C(Insufficient Resources) -> V(Critical)); an entity with only temperature
+        sensors is no supply.
       type: list
       elements: dict
     fans:
@@ -112,7 +115,8 @@ bmc:
       type: list
       elements: dict
     sensors:
-      description: Every threshold sensor of C(ipmitool sensor) with C(kind), C(reading), C(units) (C(Cel), C(V),
+      description: Every threshold sensor of C(ipmitool sensor) with C(kind), C(part) (V(cpu), V(dimm), V(gpu),
+        V(psu), V(fan), V(drive) or V(null), from the vendor's sensor name), C(reading), C(units) (C(Cel), C(V),
         C(A), C(W), C(RPM), C(%)), C(health) and C(thresholds) (C(lower_fatal) ... C(upper_fatal)).
       type: list
       elements: dict
@@ -178,6 +182,11 @@ log:
         V(null).
       type: str
       sample: Quanta
+    part:
+      description: The part the record is about (V(cpu), V(dimm), V(gpu), V(psu), V(fan), V(drive)), from its sensor
+        type, else its sensor's name; V(null) when neither names one and for OEM records.
+      type: str
+      sample: dimm
     message:
       description: The record's columns after its time, as ipmitool prints them.
       type: str

@@ -44,6 +44,8 @@ SENSOR_TYPES = (
     "Management Subsys Health", "Battery", "Session Audit", "Version Change", "FRU State", "Unknown",
     # other ipmitool versions' names of the same types, and the OEM range (sensor types C0h-FFh)
     "System Firmware Progress", "Management Subsystem Health", "Watchdog", "OEM reserved", "OEM",
+    # sensor type 00h (sensor_type_desc[0] of lib/ipmi_sel.c): ``reserved #0xff |  | Asserted``
+    "reserved",
 )
 # Sensor types whose records say what was done to the machine or by whom, not what broke in it.
 _AUDIT_TYPES = ("Session Audit",)

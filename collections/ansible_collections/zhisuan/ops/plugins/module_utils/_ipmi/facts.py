@@ -23,11 +23,48 @@ UNITS = {"degrees C": "Cel", "degrees F": "[degF]", "Volts": "V", "Amps": "A", "
          "percent": "%"}
 KINDS = {"degrees C": "temperature", "degrees F": "temperature", "Volts": "voltage", "Amps": "current",
          "Watts": "power", "RPM": "fan"}
+_THERMAL_UNITS = ("degrees C", "degrees F")
 _RANK = {None: 0, "OK": 1, "Warning": 2, "Critical": 3}
 PSU_ENTITY = 10
-# Discrete states of a power supply (IPMI sensor type 08h) and what they mean for its health.
-_PSU_CRITICAL = re.compile(r"failure detected|ac lost|input lost|out[- ]of[- ]range|config(uration)? error", re.I)
-_PSU_WARNING = re.compile(r"predictive failure", re.I)
+# Discrete states of a power supply (IPMI sensor type 08h) and of the supplies' redundancy sensor (generic event
+# type 0Bh, IPMI 2.0 table 42-2), and what they mean for its health.
+_PSU_CRITICAL = re.compile(r"failure detected|ac lost|input lost|out[- ]of[- ]range|config(uration)? error|"
+                           r"insufficient resources", re.I)
+_PSU_WARNING = re.compile(r"predictive failure|non-redundant|redundancy lost|redundancy degraded", re.I)
+
+
+# The part a sensor or an SEL record is about (``cpu | dimm | gpu | psu | fan | drive``, else None): IPMI names
+# no part, so it is read from the vendor's sensor name (Supermicro ``P1-DIMMA1 Temp``, ``PS1 Status``, HPE
+# ``04-P1 DIMM 1-6``, ``54-P/S 1 Inlet``, ``Fan Block 1``, ``12-HD Max``, IBM ``DASD Backplane 1``, OpenBMC
+# ``p0_core4_temp``, ``dimm9``) and, for SEL records, first from the sensor type. Checked in order, the first match
+# wins (``PS 1 Fan Fault`` is a supply's fan: psu). Voltage-regulator and rail sensors (``VRMCpu1 Temp``,
+# ``PVDDQ_AB``, ``Vcpu``, ``BB +1.5V P1 DDR3``) belong to the board, not to the part they feed; network links and
+# ports (HPE ``LOM_Link_P1``, ``NIC_Link_02P1``: port 1, not processor 1) are no part either.
+_NOT_A_PART = re.compile(r"vrm|vrd|(^|[^a-z])vr([^a-z]|$)|vddq|vcore|vccin|vccio|vccp|vtt|pvdd|vsoc|ddr[0-9]?|"
+                         r"[0-9]v([^a-z]|$)|^v(cpu|dimm|mem|pch)|link|nic|lom|port", re.I)
+PART_NAMES = (
+    ("psu", re.compile(r"(^|[^a-z])ps ?[0-9]|psu|power ?supply|pwr ?supply|p/s", re.I)),
+    ("gpu", re.compile(r"gpu", re.I)),
+    ("dimm", re.compile(r"dimm|pmm|(^|[^a-z])mem([^a-z]|ory|$)", re.I)),
+    ("drive", re.compile(r"hdd|ssd|nvme|disk|(^|[^a-z])drive|dasd|(^|[^a-z])hd([^a-z]|$)|dr_stat", re.I)),
+    ("fan", re.compile(r"fan", re.I)),
+    ("cpu", re.compile(r"cpu|processor|(^|[^a-z])p[0-9]([^a-z0-9]|$)", re.I)),
+)
+# SEL sensor types (ipmitool's names) -> the part they are about.
+PART_TYPES = {"Processor": "cpu", "Memory": "dimm", "Power Supply": "psu", "Fan": "fan", "Cooling Device": "fan",
+              "Drive Slot / Bay": "drive"}
+
+
+def part_of(name, sensor_type=None):
+    """``cpu | dimm | gpu | psu | fan | drive`` or None for a sensor name (and an SEL record's sensor type)."""
+    if sensor_type in PART_TYPES:
+        return PART_TYPES[sensor_type]
+    if not name or _NOT_A_PART.search(name):
+        return None
+    for part, pattern in PART_NAMES:
+        if pattern.search(name):
+            return part
+    return None
 
 
 def _worst(*values):
@@ -53,6 +90,7 @@ def sensor_facts(sensors):
             "id": _sensor_id(s["name"]),
             "name": s["name"],
             "kind": KINDS.get(units, "fan" if units in ("percent", None) and "fan" in s["name"].lower() else "other"),
+            "part": part_of(s["name"]),
             "reading": s["reading"],
             "units": UNITS.get(units, units),
             "health": _health(s["status"]),
@@ -69,13 +107,20 @@ def fan_facts(sensors):
 
 
 def psu_facts(sdr):
-    """One power supply per SDR entity 10.<n>: health from its discrete states and its sensors' status."""
+    """One power supply per SDR entity 10.<n>: health from its discrete states (printed alone or after a reading)
+    and its sensors' status; the supplies' redundancy sensor is one entry too (non-redundant: Warning)."""
     if sdr is None:
         return None
-    psus = {}
+    psus, thermal_only = {}, set()
     for record in sdr:
         if record["entity_id"] != PSU_ENTITY:
             continue
+        # An entity that only has temperature sensors is a thermal zone on a supply (HPE iLO puts ``Temp 12`` at
+        # 10.4), not a supply: it is not listed (its temperatures are in ``sensors``).
+        if record["entity"] not in psus:
+            thermal_only.add(record["entity"])
+        if record["units"] not in _THERMAL_UNITS:
+            thermal_only.discard(record["entity"])
         psu = psus.setdefault(record["entity"], {
             "id": record["entity"], "name": None, "model": None, "serial": None, "firmware_version": None,
             "capacity_watts": None, "input_watts": None, "output_watts": None, "health": None, "state": None})
@@ -83,7 +128,9 @@ def psu_facts(sdr):
         if record["units"] == "Watts":
             key = "output_watts" if re.search(r"out", record["name"], re.I) else "input_watts"
             psu[key] = record["reading"]
-        if record["units"] is None and record["status"] != "ns":
+        # A status sensor's states, whether ipmitool prints them alone (``Presence detected, Failure detected``) or
+        # after the sensor's reading (HPE iLO: ``0 Watts, Presence detected, Failure detected``).
+        if record["states"] and record["status"] != "ns":
             psu["name"] = psu["name"] or record["name"]
             states = " ".join(record["states"])
             if _PSU_CRITICAL.search(states):
@@ -97,6 +144,8 @@ def psu_facts(sdr):
         psu["health"] = _worst(psu["health"], health)
     out = []
     for entity in sorted(psus, key=lambda key: [int(part) for part in key.split(".")]):
+        if entity in thermal_only:
+            continue
         psu = psus[entity]
         psu["name"] = psu["name"] or "Power supply %s" % entity.split(".")[1]
         out.append(psu)
@@ -199,12 +248,14 @@ def log(sel):
     """SEL records -> log entries (``source: SEL``); None when the SEL could not be read.
 
     ``class`` (hardware | audit | informational) as the SEL reader gives it; ``oem`` marks an OEM record (vendor
-    data, not decoded: ``severity`` None), with its ``manufacturer`` where its IANA number is known.
+    data, not decoded: ``severity`` None), with its ``manufacturer`` where its IANA number is known; ``part`` the
+    part the record is about (``part_of``: sensor type, else sensor name).
     """
     if sel is None:
         return None
     return [{"id": record["id"], "created": record["created"], "severity": record["severity"],
              "message": record["message"], "message_id": None, "source": "SEL", "sensor": record["sensor"],
              "class": record.get("class", "hardware"), "oem": bool(record.get("oem")),
-             "manufacturer": record.get("manufacturer")}
+             "manufacturer": record.get("manufacturer"),
+             "part": None if record.get("oem") else part_of(record.get("sensor"), record.get("sensor_type"))}
             for record in sel]
