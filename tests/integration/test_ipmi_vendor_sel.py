@@ -57,7 +57,7 @@ RECORDS = [
      {"severity": "Critical", "class": "hardware"}),
     (0x02, "0x00 0x00 0x00 0x00 0x20 0x00 0x04 0x12 0x4a 0x6f 0x02 0xff 0xff",
      "System Event #0x4a | Undetermined system hardware failure | Asserted",
-     {"severity": "Critical", "class": "informational"}),
+     {"severity": "Critical", "class": "hardware"}),
     (0xe0, "0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x0b 0x0c 0x0d",
      "OEM record e0 | 0102030405060708090a0b0c0d",
      {"severity": None, "class": "hardware", "oem": True, "created": None}),
@@ -119,10 +119,11 @@ def test_collected_records_are_read_classified_and_judged(node):
             assert entry["created"].endswith("+00:00")
     checks = judge_bmc("n1", facts["bmc"], log=log)
     sel = [check for check in checks if check["id"] == "bmc.sel.critical"][0]
-    assert sel["status"] == "fail" and sel["observed"] == 2
-    assert "Processor #0x40 | Uncorrectable machine check exception" in sel["message"]
-    assert "Bus Fatal Error" in sel["evidence"] and "Undetermined system hardware failure" not in sel["evidence"]
-    assert "1 Critical entry not counted (informational records, not hardware)" in sel["message"]
+    # the machine check, the bus fatal error and the System Event's hardware failure (offset 02h)
+    assert sel["status"] == "fail" and sel["observed"] == 3
+    assert "the newest: System Event #0x4a | Undetermined system hardware failure" in sel["message"]
+    assert "Bus Fatal Error" in sel["evidence"] and "Uncorrectable machine check exception" in sel["evidence"]
+    assert "not counted (informational records, not hardware)" not in sel["message"]
     assert ("3 hardware OEM records not decoded (vendor data: Quanta 1, vendor not named 2; read them with the "
             "vendor's tool)") in sel["message"]
     assert "1 entry without an event text (OEM or unspecified event type) not judged" in sel["message"]

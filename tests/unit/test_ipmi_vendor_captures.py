@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 
+from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import _sel as sel_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._ipmi import collect, facts, parse
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge.bmc import judge_bmc
 
@@ -176,8 +177,9 @@ def test_critical_hardware_events_of_other_vendors():
     assert Counter((r["sensor"], r["severity"]) for r in mce) == Counter(
         {("#0x40", "Critical"): 4, ("#0x17", None): 3})
     openbmc = parse.parse_sel_elist(read("sel-elist-openbmc-unknown-sensor-ibm-openbmc-3638.txt"))
+    # the IPMI System Event offset 02h: a hardware failure the BMC could not place, whatever the sensor type's class
     assert [(r["id"], r["severity"], r["class"]) for r in openbmc if r["severity"] != "OK"] == [
-        ("45", "Critical", "informational"), ("46", "Critical", "informational")]
+        ("45", "Critical", "hardware"), ("46", "Critical", "hardware")]
     intel = parse.parse_sel_elist(read("sel-elist-intel-names-sos-2015.txt"))
     assert intel[2]["sensor_type"] == "Management Subsys Health" and intel[2]["severity"] == "OK"
 
@@ -218,10 +220,16 @@ def test_sel_check_names_hardware_oem_records_and_leaves_os_records_out():
     assert "OEM record" not in _judge(acpi)["message"].split("(the newest")[1]
 
 
-def test_system_event_hardware_failure_counts_only_as_named_not_hardware():
+def test_system_event_hardware_failure_is_a_critical_hardware_event():
+    # "Undetermined system hardware failure" (System Event, offset 02h) is counted: every Critical hardware event found
     check = _judge(facts.log(parse.parse_sel_elist(read("sel-elist-openbmc-unknown-sensor-ibm-openbmc-3638.txt"))))
-    assert check["status"] == "pass"
-    assert "2 Critical entries not counted (informational records, not hardware)" in check["message"]
+    assert (check["status"], check["observed"]) == ("fail", 2)
+    assert "Undetermined system hardware failure" in check["message"]
+    # the same sensor type's records that report what was done, not what broke, stay informational
+    assert sel_rules.entry_class("System Event", event="Timestamp Clock Sync") == "informational"
+    assert sel_rules.entry_class("System Event", event="OEM System Boot Event") == "informational"
+    assert sel_rules.entry_class("Event Logging Disabled", event="Correctable memory error logging disabled") == \
+        "hardware"
 
 
 # ---- HPE iLO 2, Supermicro, AMI MegaRAC, Intel, Quanta QCT (issue 22 item 7, second round)

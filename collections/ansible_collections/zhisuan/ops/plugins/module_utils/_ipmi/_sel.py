@@ -56,6 +56,8 @@ _INFO_TYPES = ("Event Logging Disabled", "System Event", "System Boot Initiated"
 IANA = {0: None, 2: "IBM", 11: "HP", 311: "Microsoft", 343: "Intel", 674: "Dell", 2011: "Huawei", 5703: "NVIDIA",
         7244: "Quanta", 10876: "Supermicro", 19046: "Lenovo", 20974: "AMI", 37945: "Inspur", 47196: "HPE"}
 _OS_VENDORS = (311,)
+# an event text of an informational sensor type that is about something that broke
+_FAILURE_EVENT_RE = re.compile(r"\b(?:failure|error)\b", re.IGNORECASE)
 _TYPES_LONGEST_FIRST = sorted(SENSOR_TYPES, key=len, reverse=True)
 _DATE = re.compile(r"^([0-9]{2})/([0-9]{2})/([0-9]{4}|[0-9]{2})$")
 _TIME = re.compile(r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\s+([AaPp][Mm]))?(?:\s+([A-Za-z][A-Za-z0-9+:-]*))?$")
@@ -123,14 +125,17 @@ def sel_severity(event, direction=None, oem=False):
     return "OK"
 
 
-def entry_class(sensor_type, oem=False, manufacturer_id=None):
-    """``hardware`` | ``audit`` | ``informational`` of one SEL record (see the module's docstring)."""
+def entry_class(sensor_type, oem=False, manufacturer_id=None, event=None):
+    """``hardware`` | ``audit`` | ``informational`` of one SEL record (see the module's docstring). A record of an
+    informational sensor type whose event names a failure or an error is hardware: the IPMI System Event offset 02h
+    ``Undetermined system hardware failure``, the System Firmwares ``System Firmware Error``, ``Correctable memory
+    error logging disabled`` (a DIMM past its correctable-error limit)."""
     if oem:
         return "informational" if manufacturer_id in _OS_VENDORS else "hardware"
     if sensor_type in _AUDIT_TYPES:
         return "audit"
     if sensor_type in _INFO_TYPES:
-        return "informational"
+        return "hardware" if event and _FAILURE_EVENT_RE.search(event) else "informational"
     return "hardware"
 
 
@@ -205,7 +210,7 @@ def parse_sel_elist(text, warn=_ignore, utc=False, stderr=None):
             record.update({"record_type": rtype, "manufacturer_id": manufacturer_id,
                            "manufacturer": IANA.get(manufacturer_id) if manufacturer_id is not None else None,
                            "oem_data": data})
-        record["class"] = entry_class(sensor_type, oem, manufacturer_id)
+        record["class"] = entry_class(sensor_type, oem, manufacturer_id, record.get("event"))
         out.append(record)
     if not out and not said_empty:
         if (text or "").strip():
