@@ -91,3 +91,25 @@ def test_bios_and_bmc_fall_back_to_the_bmc_facts_and_a_missing_version_says_wher
     assert versions["bmc"] == [("Manager.FirmwareVersion", facts["manager"]["firmware_version"])]
     check = judge_baseline("n1", versions, {"bios": "1.0"})[0]
     assert check["status"] == "error" and "BiosVersion" in check["message"]
+
+
+def test_a_cpld_named_with_its_board_is_the_cpld():
+    """DGX H100 (AMI BMC), as captured: FirmwareInventory CPLDMB_0 (motherboard) and CPLDMID_0 (midplane) join the
+    board to the word CPLD; they are the node's CPLDs, not 'other' (corpus truth firmware:cpld, issue 22 item 8)."""
+    facts, firmware = read("nvidia-dgx-h100-viking")
+    versions = gather_versions(firmware, bmc=facts, classes=firmware_table(), vendor=facts["vendor"])
+    assert versions["cpld"] == [("CPLDMB_0", "0.2.1.8"), ("CPLDMID_0", "0.2.1.1")]
+    check = judge_baseline("n1", versions, {"cpld": ["0.2.1.8", "0.2.1.1"]})[0]
+    assert check["status"] == "pass"
+    assert judge_baseline("n1", versions, {"cpld": "0.2.1.8"})[0]["status"] == "fail"  # the midplane CPLD is compared
+
+
+def test_a_dell_infiniband_adapter_is_nic_firmware():
+    """Dell R750 (iDRAC9), as captured: the ConnectX-6 in slot 7 is the FQDD InfiniBand.Slot.7-1/-2
+    (Installed-0-20.31.10.14__InfiniBand.Slot.7-1); its firmware is NIC firmware like NIC.Slot.5-1's."""
+    facts, firmware = read("dell-poweredge-r750-h100-pcie")
+    versions = gather_versions(firmware, bmc=facts, classes=firmware_table(), vendor=facts["vendor"])
+    nics = [version for _label, version in versions["nic_firmware"]]
+    assert nics.count("20.31.10.14") == 2 and "24.40.10.00" in nics and len(nics) == 7
+    check = judge_baseline("n1", versions, {"nic_firmware": ["24.40.10.00", "21.80.16.95", "21.80.9"]})[0]
+    assert check["status"] == "fail" and "20.31.10.14" in check["message"]
