@@ -113,3 +113,17 @@ def test_a_dell_infiniband_adapter_is_nic_firmware():
     assert nics.count("20.31.10.14") == 2 and "24.40.10.00" in nics and len(nics) == 7
     check = judge_baseline("n1", versions, {"nic_firmware": ["24.40.10.00", "21.80.16.95", "21.80.9"]})[0]
     assert check["status"] == "fail" and "20.31.10.14" in check["message"]
+
+
+@pytest.mark.parametrize("tree, name, version", [
+    ("hpe-proliant-dl385-gen10plus-v2", "Intel Eth Adptr I350T4 OCPv3", "1.3082.0"),
+    ("hpe-proliant-xl675d-gen10plus-a40", "HPE Eth 10/25Gb 2p 621SFP28 Adptr", "08.35.43"),
+])
+def test_an_ilo_eth_adptr_is_nic_firmware(tree, name, version):
+    """iLO 5, as captured: iLO abbreviates Ethernet adapters ("Eth ... Adptr"); their firmware is NIC firmware, so a
+    drift on them is seen (it was 'other', never compared)."""
+    facts, firmware = read(tree)
+    versions = gather_versions(firmware, bmc=facts, classes=firmware_table(), vendor=facts["vendor"])
+    assert (name, version) in versions["nic_firmware"]
+    others = sorted(set(v for label, v in versions["nic_firmware"] if label != name))
+    assert judge_baseline("n1", versions, {"nic_firmware": others})[0]["status"] == "fail"
