@@ -127,3 +127,22 @@ def test_an_ilo_eth_adptr_is_nic_firmware(tree, name, version):
     assert (name, version) in versions["nic_firmware"]
     others = sorted(set(v for label, v in versions["nic_firmware"] if label != name))
     assert judge_baseline("n1", versions, {"nic_firmware": others})[0]["status"] == "fail"
+
+
+@pytest.mark.parametrize("tree, check_id, expected, unread", [
+    ("nvidia-dgx-h100-viking", "bmc.memory.count", {"dimm_count": 32}, "/redfish/v1/Systems/DGX/Memory"),
+    ("dell-poweredge-r750-h100-pcie", "bmc.drive.count", {"drive_count": 3}, "/redfish/v1/Systems/System.Embedded.1/Storage"),
+    ("dmtf-public-rackmount1", "bmc.memory.count", {"dimm_count": 4}, "/redfish/v1/Systems/437XR1138R2/Memory/DIMM1"),
+    ("nvidia-dgx-h100-viking", "bmc.memory.size", {"memory_gib": 2048}, "/redfish/v1/Systems/DGX/Memory"),
+])
+def test_a_bill_of_materials_count_whose_list_cannot_be_read_is_an_error(tree, check_id, expected, unread):
+    """As captured (the corpus' subsets): the DGX links Systems/DGX/Memory, the R750 its Storage, and neither is in
+    the capture (HTTP 404); the DMTF mockup lists DIMM1..4, none there. The BMC reports them but they cannot be
+    read: the bill of materials' count is an error naming what could not be read, never a skip that says the BMC
+    does not report DIMMs or drives."""
+    facts, _ = read(tree)
+    check = [item for item in judge_bmc("n1", facts, expected=expected) if item["id"] == check_id][0]
+    assert check["status"] == "error" and unread in check["message"] and "does not report" not in check["message"]
+    # without a bill of materials it stays a skip, and says the list could not be read
+    check = [item for item in judge_bmc("n1", facts, expected={}) if item["id"] == check_id][0]
+    assert check["status"] == "skip" and "could not be read" in check["message"]
