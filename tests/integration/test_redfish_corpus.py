@@ -15,7 +15,8 @@ facts as context. Every truth of CORPUS.yml is its own test id (``<tree>-<truth>
   ``bmc.gpu.model`` check passes against the tree's own bill of materials (counts over every ComputerSystem);
 - ``unhealthy:<path>``: some warn, fail or error check names the part (any of its ``names``, as a word);
 - ``unreadable:<path>``: the facts say the resource could not be read;
-- ``firmware:<key>``: ``baseline.<key>.version`` passes against the tree's own versions (no drift);
+- ``firmware:<key>``: ``baseline.<key>.version`` passes against the tree's own versions (no drift), and it compares
+  as many items as the truth lists (none of them left out as ``other``, nothing extra);
 - ``critical_events``: ``bmc.sel.critical`` counts exactly the Critical hardware entries (and is no pass where a
   log cannot be read whole);
 - ``audit_not_hardware``: no audit/security/maintenance entry is among them.
@@ -35,7 +36,8 @@ import yaml
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish import logs
 from ansible_collections.zhisuan.ops.plugins.module_utils._redfish.inventory import run_firmware_info, run_info
-from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import judge_family
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge.baseline import gather_versions
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import firmware_table, judge_family
 
 from .conftest import REPO
 from .test_redfish_independent import free_port, make_ca, start_logged, stop_all, sushy_static_argv, wait_tls
@@ -143,6 +145,9 @@ def read_tree(address, ca, truths):
         result["checks"] = judge_family("bmc", HOST, info, expected=expected_of(truths), context={
             "log": read["log"], "log_errors": read.get("log_errors") or [], "since": None,
             "firmware": result["firmware"]})[0]
+        # what the baseline judge compares, per key (the same firmware table and vendor as judge_family's)
+        result["versions"] = gather_versions(firmware=result["firmware"], bmc=result["facts"], classes=firmware_table(),
+                                             vendor=result["facts"].get("vendor"))
         result["baseline"] = judge_family("baseline", HOST, {"firmware": result["firmware"]}, context={
             "software": {}, "baseline": baseline_of(truths), "bios_attributes": {}, "bios_expected": {},
             "vendor": result["facts"].get("vendor"), "bmc": result["facts"]})[0]
@@ -239,8 +244,12 @@ def test_truth(readouts, tree, truth):
     elif truth.startswith("firmware:"):
         key = truth.split(":", 1)[1]
         check = one_check(result["baseline"], "baseline.%s.version" % key)
-        assert check["status"] == "pass", "%s (truth: %s)" % (
-            shown(check), ", ".join("%s=%s" % (item["from"], item["version"]) for item in truths["firmware"][key]))
+        want = ", ".join("%s=%s" % (item["from"], item["version"]) for item in truths["firmware"][key])
+        assert check["status"] == "pass", "%s (truth: %s)" % (shown(check), want)
+        # every running item the truth keeps is compared, and nothing else: as many entries as the truth has
+        compared = result["versions"].get(key) or []
+        assert len(compared) == len(truths["firmware"][key]), "%s compares %d items: %s (truth: %d: %s)" % (
+            check["id"], len(compared), compared, len(truths["firmware"][key]), want)
     elif truth == "critical_events":
         events = truths["critical_hardware_events"]
         check = one_check(checks, "bmc.sel.critical")

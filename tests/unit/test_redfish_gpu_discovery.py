@@ -91,3 +91,58 @@ def test_bios_and_bmc_fall_back_to_the_bmc_facts_and_a_missing_version_says_wher
     assert versions["bmc"] == [("Manager.FirmwareVersion", facts["manager"]["firmware_version"])]
     check = judge_baseline("n1", versions, {"bios": "1.0"})[0]
     assert check["status"] == "error" and "BiosVersion" in check["message"]
+
+
+def test_a_cpld_named_with_its_board_is_the_cpld():
+    """DGX H100 (AMI BMC), as captured: FirmwareInventory CPLDMB_0 (motherboard) and CPLDMID_0 (midplane) join the
+    board to the word CPLD; they are the node's CPLDs, not 'other' (corpus truth firmware:cpld, issue 22 item 8)."""
+    facts, firmware = read("nvidia-dgx-h100-viking")
+    versions = gather_versions(firmware, bmc=facts, classes=firmware_table(), vendor=facts["vendor"])
+    assert versions["cpld"] == [("CPLDMB_0", "0.2.1.8"), ("CPLDMID_0", "0.2.1.1")]
+    check = judge_baseline("n1", versions, {"cpld": ["0.2.1.8", "0.2.1.1"]})[0]
+    assert check["status"] == "pass"
+    assert judge_baseline("n1", versions, {"cpld": "0.2.1.8"})[0]["status"] == "fail"  # the midplane CPLD is compared
+
+
+def test_a_dell_infiniband_adapter_is_nic_firmware():
+    """Dell R750 (iDRAC9), as captured: the ConnectX-6 in slot 7 is the FQDD InfiniBand.Slot.7-1/-2
+    (Installed-0-20.31.10.14__InfiniBand.Slot.7-1); its firmware is NIC firmware like NIC.Slot.5-1's."""
+    facts, firmware = read("dell-poweredge-r750-h100-pcie")
+    versions = gather_versions(firmware, bmc=facts, classes=firmware_table(), vendor=facts["vendor"])
+    nics = [version for _label, version in versions["nic_firmware"]]
+    assert nics.count("20.31.10.14") == 2 and "24.40.10.00" in nics and len(nics) == 7
+    check = judge_baseline("n1", versions, {"nic_firmware": ["24.40.10.00", "21.80.16.95", "21.80.9"]})[0]
+    assert check["status"] == "fail" and "20.31.10.14" in check["message"]
+
+
+@pytest.mark.parametrize("tree, name, version", [
+    ("hpe-proliant-dl385-gen10plus-v2", "Intel Eth Adptr I350T4 OCPv3", "1.3082.0"),
+    ("hpe-proliant-xl675d-gen10plus-a40", "HPE Eth 10/25Gb 2p 621SFP28 Adptr", "08.35.43"),
+])
+def test_an_ilo_eth_adptr_is_nic_firmware(tree, name, version):
+    """iLO 5, as captured: iLO abbreviates Ethernet adapters ("Eth ... Adptr"); their firmware is NIC firmware, so a
+    drift on them is seen (it was 'other', never compared)."""
+    facts, firmware = read(tree)
+    versions = gather_versions(firmware, bmc=facts, classes=firmware_table(), vendor=facts["vendor"])
+    assert (name, version) in versions["nic_firmware"]
+    others = sorted(set(v for label, v in versions["nic_firmware"] if label != name))
+    assert judge_baseline("n1", versions, {"nic_firmware": others})[0]["status"] == "fail"
+
+
+@pytest.mark.parametrize("tree, check_id, expected, unread", [
+    ("nvidia-dgx-h100-viking", "bmc.memory.count", {"dimm_count": 32}, "/redfish/v1/Systems/DGX/Memory"),
+    ("dell-poweredge-r750-h100-pcie", "bmc.drive.count", {"drive_count": 3}, "/redfish/v1/Systems/System.Embedded.1/Storage"),
+    ("dmtf-public-rackmount1", "bmc.memory.count", {"dimm_count": 4}, "/redfish/v1/Systems/437XR1138R2/Memory/DIMM1"),
+    ("nvidia-dgx-h100-viking", "bmc.memory.size", {"memory_gib": 2048}, "/redfish/v1/Systems/DGX/Memory"),
+])
+def test_a_bill_of_materials_count_whose_list_cannot_be_read_is_an_error(tree, check_id, expected, unread):
+    """As captured (the corpus' subsets): the DGX links Systems/DGX/Memory, the R750 its Storage, and neither is in
+    the capture (HTTP 404); the DMTF mockup lists DIMM1..4, none there. The BMC reports them but they cannot be
+    read: the bill of materials' count is an error naming what could not be read, never a skip that says the BMC
+    does not report DIMMs or drives."""
+    facts, _ = read(tree)
+    check = [item for item in judge_bmc("n1", facts, expected=expected) if item["id"] == check_id][0]
+    assert check["status"] == "error" and unread in check["message"] and "does not report" not in check["message"]
+    # without a bill of materials it stays a skip, and says the list could not be read
+    check = [item for item in judge_bmc("n1", facts, expected={}) if item["id"] == check_id][0]
+    assert check["status"] == "skip" and "could not be read" in check["message"]

@@ -332,6 +332,16 @@ def test_an_offline_critical_drive_behind_a_smart_array_names_drive_and_controll
     assert "iLO 5" in manager[0]["component"]
 
 
+def test_the_hgx_baseboard_bmc_is_judged_besides_the_host_bmc():
+    """GB200 NVL tray, as captured: Managers/HGX_BMC_0 (the HGX baseboard's BMC) reports Health Critical while
+    Starting; the host's BMC_0 is OK. Every Manager the service lists is judged, each named once."""
+    facts, checks = judged("nvidia-gb200-nvl")
+    assert facts["manager"]["id"] == "BMC_0"
+    assert [(item["id"], item["health"]) for item in facts["managers"]] == [("BMC_0", "OK"), ("HGX_BMC_0", "Critical")]
+    manager = by_id(checks, "bmc.manager.health")
+    assert [(check["status"], check["component"]) for check in manager] == [("fail", "BMC HGX_BMC_0 (OpenBmc)")]
+
+
 def test_a_warning_nic_and_a_critical_dimm_are_named():
     edits = {"/redfish/v1/Chassis/1/NetworkAdapters/DE084000": _status("Warning"),
              "/redfish/v1/Systems/1/Memory/proc1dimm1": _status("Critical")}

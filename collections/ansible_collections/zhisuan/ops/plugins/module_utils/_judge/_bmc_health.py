@@ -188,6 +188,17 @@ def _manager_check(host, manager):
                                % (manager.get("model") or manager.get("id") or "manager", manager["health"]))]
 
 
+def _manager_checks(host, facts):
+    """``bmc.manager.health`` of the system's own BMC (``manager``) and of every other Manager the service lists
+    (``managers``: the HGX baseboard's BMC of an NVIDIA tray, HGX_BMC_0), each once."""
+    primary = facts.get("manager") if isinstance(facts.get("manager"), dict) else None
+    managers = [primary] if primary is not None else []
+    for item in facts.get("managers") or []:
+        if isinstance(item, dict) and (primary is None or item.get("id") != primary.get("id")):
+            managers.append(item)
+    return [check for item in managers for check in _manager_check(host, item)]
+
+
 def _system_checks(host, systems):
     """``bmc.system.health``: each ComputerSystem of a BMC that serves more than one (a multi-node blade), named by
     its resource path, so an unhealthy node is never hidden behind the first one's ``bmc.health.system``."""
@@ -211,7 +222,7 @@ def _system_checks(host, systems):
 def part_health_checks(host, facts):
     """The health checks of every part in ``facts`` (``bmc`` facts); lists that are None (not read, or a protocol
     that cannot see them) give no check."""
-    checks = _manager_check(host, facts.get("manager")) + _system_checks(host, facts.get("systems"))
+    checks = _manager_checks(host, facts) + _system_checks(host, facts.get("systems"))
     for key, check_id, noun, plural, critical_remedy, warning_remedy, advice in PARTS:
         if key == "drives" and isinstance(facts.get("storage"), list):
             checks.extend(_storage_checks(host, facts["storage"], facts.get("drives")))

@@ -49,6 +49,24 @@ def _unreadable(facts, key):
     return [str(item) for item in found] if isinstance(found, list) else []
 
 
+def _shown(missing):
+    return ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
+
+
+def _unread_list_check(check_id, host, component, what, missing, want, want_text):
+    """The check for a list the BMC links but that could not be read at all (a Memory or Storage collection that
+    answers 404, every member of it unreadable): ``error`` when the bill of materials expects a value (it cannot be
+    judged), else a ``skip`` that says so; never "does not report"."""
+    if want is None:
+        return make_check(check_id, host, "skip", component=component,
+                          message="The BMC lists %s but they could not be read (%s)" % (what, _shown(missing)),
+                          evidence="unreadable: %s" % "; ".join(missing))
+    return make_check(check_id, host, "error", component=component, expected=want_text, remedy="investigate",
+                      message="The BMC lists %s but they could not be read (%s): the value of the bill of materials "
+                              "(%s) cannot be judged until the BMC answers for them" % (what, _shown(missing), want_text),
+                      evidence="unreadable: %s" % "; ".join(missing))
+
+
 def _count_check(host, facts, check_id, key, want_key, words, remedy, rule, expected):
     one, many = words
     items = facts.get(key)
@@ -56,6 +74,10 @@ def _count_check(host, facts, check_id, key, want_key, words, remedy, rule, expe
     component = "%s (BMC view)" % (many[0].upper() + many[1:])
     want = expected.get(want_key)
     if items is None:
+        missing = _unreadable(facts, key)
+        if missing:
+            want_text = None if want is None else "== %d" % int(to_number(want, "zhisuan_expected.%s" % want_key))
+            return _unread_list_check(check_id, host, component, many, missing, want, want_text)
         return make_check(check_id, host, "skip", component=component, expected=want,
                           message="The BMC does not report %s over %s" % (many, protocol))
     present = _present(items, rule)
@@ -70,7 +92,7 @@ def _count_check(host, facts, check_id, key, want_key, words, remedy, rule, expe
                           message="The BMC lists the %s expected" % count_of(want, one, many), evidence=names)
     missing = _unreadable(facts, key)
     if len(present) < want and missing:
-        shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
+        shown = _shown(missing)
         return make_check(check_id, host, "error", component=component, observed=len(present), expected="== %d" % want,
                           message="The BMC lists %d of the %d %s of the bill of materials, but it could not read %s "
                                   "(%s): the count cannot be judged until the BMC answers for them"
@@ -112,6 +134,10 @@ def _gpu_model_check(host, facts, expected):
 def _memory_size_check(host, facts, expected):
     memory = facts.get("memory")
     want = expected.get("memory_gib")
+    missing = _unreadable(facts, "memory")
+    if memory is None and missing:
+        want_text = None if want is None else "== %s GiB" % fmt(to_number(want, "zhisuan_expected.memory_gib"))
+        return _unread_list_check("bmc.memory.size", host, "Memory (BMC view)", "DIMMs", missing, want, want_text)
     if memory is None or want is None:
         return make_check("bmc.memory.size", host, "skip", component="Memory (BMC view)", expected=want,
                           message="No memory size to compare (%s)" % ("the BMC does not report DIMMs" if memory is None

@@ -96,6 +96,8 @@ def collect_bmc(service, only_system=False):
         "auth": service.client.auth_used,
         "vendor": adapter.name,
         "manager": manager_facts(manager, adapter.version) if manager else None,
+        # every Manager the service lists (an NVIDIA tray's HGX baseboard BMC too): each one's own health is judged
+        "managers": [manager_facts(item, adapter.version) for item in service.managers if isinstance(item, dict)],
         "system": system_facts,
         "system_readable": system is not None,
         "chassis": None if chassis is None else [chassis_facts(item) for item in chassis],
