@@ -9,7 +9,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 ANSIBLE_TEST_PIP := 24_2
 
-.PHONY: help sysdeps venv lab lab-down demo pdf test unit nodepy fuzz lint sanity integration compat compat-smoke molecule docs-check bench clean
+.PHONY: help sysdeps venv lab lab-down demo pdf test unit nodepy fuzz lint sanity integration compat compat-smoke molecule docs-check release bench clean
 
 help:
 	@echo "make demo   - set up, start the simulated 8-node lab, run the acceptance playbook, print the summary"
@@ -17,6 +17,7 @@ help:
 	@echo "make test   - everything the project tests (unit, lint, sanity, integration on the lab, docs)"
 	@echo "make compat - the controller on ansible-core 2.16, 2.17 and 2.18 (make test runs its 2.16 smoke part)"
 	@echo "make fuzz   - the property-based fuzz suite with a long budget (FUZZ_EXAMPLES=2000)"
+	@echo "make release - the Galaxy tarball with roles, playbooks and the changelog (build/release/)"
 	@echo "make bench  - benchmarks (bench/README.md)"
 
 # System programs the tests and the lab use (tests/sysdeps.sh lists them): installed from apt when missing.
@@ -104,6 +105,11 @@ docs-check: venv
 	  done; \
 	done; echo "ansible-doc: every module documented (OPTIONS, EXAMPLES, RETURN)"
 
+# The collection as Galaxy ships it: roles, playbooks and CHANGELOG.rst (from the fragments) in one tarball under
+# build/release/; tests/integration/test_release.py installs it and runs its playbook on the lab (make test).
+release: venv
+	$(BIN)/python tools/release.py --out build/release
+
 test: sysdeps venv unit lint sanity integration compat-smoke molecule docs-check
 	@echo "make test: all passed"
 
@@ -113,4 +119,4 @@ bench: sysdeps venv
 	$(BIN)/python bench/pairs.py --nodes 16 --pair-seconds 60
 
 clean:
-	rm -rf $(VENV) .nodepy .compat reports/out lab/run bench/out $(COLL)/tests/output
+	rm -rf $(VENV) .nodepy .compat reports/out lab/run bench/out build $(COLL)/tests/output

@@ -323,12 +323,32 @@ def test_the_data_names_only_role_variables_and_every_rule_is_complete():
     assert len(names) == len(set(names)) == len(_rules())
 
 
-def test_the_role_reads_the_collections_data_file():
+def _rules_file(role_path):
+    """The role's default monitoring_alert_rules_file as Ansible renders it for a role at ``role_path``."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+    try:
+        from ansible.template import trust_as_template
+    except ImportError:  # ansible-core < 2.19: every template string is trusted
+        def trust_as_template(value):
+            return value
+    templar = Templar(loader=DataLoader(), variables={"role_path": role_path})
+    return os.path.normpath(templar.template(trust_as_template(_defaults()["monitoring_alert_rules_file"])))
+
+
+def test_the_role_reads_the_collections_data_file(tmp_path):
     with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
         text = handle.read()
-    default = _defaults()["monitoring_alert_rules_file"]
-    assert default.startswith("{{ role_path }}/") and "monitoring_alert_rules_file" in text
-    assert os.path.normpath(default.replace("{{ role_path }}", ROLE)) == ALERT_DATA
+    assert "monitoring_alert_rules_file" in text
+    # this checkout: the collection under collections/, beside the roles
+    assert _rules_file(ROLE) == ALERT_DATA
+    # the installed collection (issue 27 item 5): roles/monitoring beside the collection's data/
+    installed = tmp_path / "ops"
+    (installed / "data" / "monitoring").mkdir(parents=True)
+    (installed / "data" / "monitoring" / "alert-rules.yml").write_text("groups: []\n")
+    (installed / "roles" / "monitoring").mkdir(parents=True)
+    assert _rules_file(str(installed / "roles" / "monitoring")) == str(installed / "data" / "monitoring" /
+                                                                        "alert-rules.yml")
     with open(os.path.join(ROLE, "tasks", "rules.yml")) as handle:
         tasks = yaml.safe_load(handle)
     install = [task for task in tasks if task["name"] == "Install the zhisuan.ops alert rules"][0]
