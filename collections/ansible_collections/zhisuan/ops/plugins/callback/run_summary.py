@@ -11,7 +11,7 @@ type: aggregate
 short_description: Print the run's verdict and where its report and results were written, at the very end of a run
 description:
   - "After the play recap of every playbook run, prints one verdict line (for example
-    V(ZHISUAN VERDICT: NOT ACCEPTED \\(fail\\): 1 host fail, 1 host unreachable; 7 open issues)) and the path of each
+    V(ZHISUAN VERDICT: NOT ACCEPTED (fail\\): 1 host fail, 1 host unreachable; 7 open issues)) and the path of each
     report file that M(zhisuan.ops.report) wrote, and of the C(results.json) that M(zhisuan.ops.results) wrote."
   - It only reads; it works next to any stdout callback (default, yaml, minimal, json, AWX's), since an aggregate
     callback is called after the stdout callback's own recap.
@@ -19,7 +19,7 @@ description:
     (C(zhisuan_run_summary_reports), C(zhisuan_run_summary_results), lists that every run of one C(ansible-playbook)
     adds to), once, at the end; it listens to no task result, so a large run costs it nothing per task."
   - "In a C(site.yml) run the site record's verdict is the one verdict line; each stage's report (delivery, burn-in,
-    acceptance) is one line above it (V(acceptance run: ACCEPTED \\(pass\\)  <its report.html>))."
+    acceptance) is one line above it (V(acceptance run: ACCEPTED (pass\\)  <its report.html>))."
   - Prints nothing in a run that neither recorded results nor rendered a report.
   - Enable it in C(ansible.cfg) with C(callbacks_enabled = zhisuan.ops.run_summary) (this project's C(ansible.cfg)
     does), or with the environment variable C(ANSIBLE_CALLBACKS_ENABLED).

@@ -13,7 +13,7 @@ author:
   - zhisuan.ops contributors (@zhisuan-ops)
 description:
   - With O(state=present), creates the node's silences through Alertmanager's API v2 - one matching
-    C(Hostname="<node>") (dcgm-exporter's series) and one matching V(instance=~"<node>\(:[0-9]+\)?")
+    C(Hostname="<node>") (dcgm-exporter's series) and one matching V(instance=~"<node>(:[0-9]+\)?")
     (node_exporter's) - made by C(zhisuan.ops), with the cause and the run id in the comment.
   - With O(state=absent), expires every active or pending silence C(zhisuan.ops) made for the node.
   - An Alertmanager that cannot be reached or refuses is a warning and RV(ok=false) with RV(msg), never a failed

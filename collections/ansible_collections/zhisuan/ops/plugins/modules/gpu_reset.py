@@ -126,7 +126,7 @@ refusals:
   elements: dict
   contains:
     gpu:
-      description: The GPU, as V(GPU <index> \(<bus id>\)), or the name given when it is not on the node.
+      description: The GPU, as V(GPU <index> (<bus id>\)), or the name given when it is not on the node.
       type: str
     reason:
       description: V(unknown_gpu), V(in_use), V(processes_unknown) or V(nvlink_job).

@@ -18,7 +18,7 @@ description:
     with the job's C(msg) and C(error_kind)) and removes the job's file from the node.
   - 'Instead of a C(FAILED - RETRYING) line per node per poll (C(async_status) with C(until)), it prints one line
     every O(progress_s) seconds for all the nodes of the task still waiting, for example
-    V(gpu burn: still waiting on 16 nodes \(node01, node02, node03 and 13 more\) after 2 min 00 s).'
+    V(gpu burn: still waiting on 16 nodes (node01, node02, node03 and 13 more\) after 2 min 00 s).'
   - The burn-in role uses it for the burn; every node's burn and its watch run on the node meanwhile, so no
     sampling waits for a fork.
 extends_documentation_fragment:

@@ -147,8 +147,8 @@ def _clearing(value, where):
         raise CatalogError("%s: 'clearing' must be a mapping of class to 'sticky' or quiet seconds" % where)
     odd = sorted(str(key) for key in value if key not in CLASSES)
     if odd:
-        raise CatalogError("%s: clearing names unknown class(es) %s; classes: %s" % (where, ", ".join(odd),
-                                                                                      ", ".join(CLASSES)))
+        raise CatalogError("%s: clearing names unknown class(es) %s; classes: %s"
+                           % (where, ", ".join(odd), ", ".join(CLASSES)))
     return dict((name, _clearing_rule(value.get(name, "sticky"), "%s: clearing %s" % (where, name)))
                 for name in CLASSES)
 
