@@ -335,6 +335,9 @@ def check_optional(value, nodes, network, where):
                        f"got {value!r}")
     if "ecn_sysfs" in value and not network:
         raise LabError(f"{where}: optional 'ecn_sysfs' writes files per network port: it needs a 'network' (the SSH lab)")
+    if "ib_counters_sysfs" in value and not network:
+        raise LabError(f"{where}: optional 'ib_counters_sysfs' feeds net_info's counter window, which only the SSH lab "
+                       f"runs: it needs a 'network'")
     check_optional_faults(value, nodes, where)
     return sorted(set(value))
 
@@ -349,15 +352,37 @@ def check_optional_faults(optional, nodes, where):
                                f"simulator {name!r}; list it in the scenario's 'optional'")
 
 
+SYSFS_SIMS = ("ecn_sysfs", "ib_counters_sysfs")
+
+
 def write_ecn_roots(lab):
-    """ecn_sysfs: each node's ECN files under <lab>/nodes/<node>/root (its zhisuan_host_root)."""
-    if "ecn_sysfs" not in (lab.get("optional") or []):
+    """ecn_sysfs and ib_counters_sysfs: each node's sysfs files under <lab>/nodes/<node>/root (its
+    zhisuan_host_root): the ECN files per network port, the InfiniBand counters per CA."""
+    optional = lab.get("optional") or []
+    if not any(name in optional for name in SYSFS_SIMS):
         return
     for node in lab["nodes"]:
+        # every file is rewritten whole (a fault removed puts the capture's value back): nothing is deleted under
+        # the root, where the IB counter ticker may be writing
         root = Path(lab["dir"]) / "nodes" / node["name"] / "root"
-        if root.exists():
-            shutil.rmtree(root)
-        OPTIONAL_SIMS["ecn_sysfs"].write_root(str(root), node.get("net_ports") or [], node["faults"])
+        root.mkdir(parents=True, exist_ok=True)
+        if "ecn_sysfs" in optional:
+            OPTIONAL_SIMS["ecn_sysfs"].write_root(str(root), node.get("net_ports") or [], node["faults"])
+        if "ib_counters_sysfs" in optional:
+            OPTIONAL_SIMS["ib_counters_sysfs"].write_root(str(root), node["faults"])
+
+
+def start_ib_ticker(lab):
+    """ib_counters_sysfs: the ticker that grows the nodes' counters of their ib_counter_growth faults."""
+    if "ib_counters_sysfs" not in (lab.get("optional") or []):
+        return
+    nodes = [{"root": str(Path(lab["dir"]) / "nodes" / node["name"] / "root"),
+              "state": str(_node_paths(Path(lab["dir"]), node["name"])[1])} for node in lab["nodes"]]
+    OPTIONAL_SIMS["ib_counters_sysfs"].start(lab["dir"], nodes)
+
+
+def stop_ib_ticker(run_dir):
+    OPTIONAL_SIMS["ib_counters_sysfs"].stop(str(run_dir))
 
 
 def ib_plan_links(lab):
@@ -612,8 +637,8 @@ def host_vars(lab, node):
             hv["zhisuan_" + key] = node[key]
     # the scenario's inventory variables (site thresholds, job sizes) first: the lab's own keys win
     hv.update(lab.get("vars") or {})
-    if "ecn_sysfs" in (lab.get("optional") or []):
-        # the node's sysfs reads (net_info's root) see its lab ECN files; nothing else of the node is there
+    if any(name in (lab.get("optional") or []) for name in SYSFS_SIMS):
+        # the node's sysfs reads (net_info's root) see its lab ECN and IB counter files; nothing else is there
         hv["zhisuan_host_root"] = str(Path(lab["dir"]) / "nodes" / node["name"] / "root")
     hv.update({
         "zhisuan_tools": dict(tool_paths(bin_dir, lab.get("optional") or ()), **extra_tools),
@@ -709,6 +734,7 @@ def cmd_up(args):
             stop_bmcs(run_dir)
             stop_network(run_dir)
             stop_scheduler(run_dir)
+            stop_ib_ticker(run_dir)
             shutil.rmtree(run_dir)
         elif run_dir.is_dir() and any(run_dir.iterdir()):
             raise LabError(f"{run_dir} exists, is not empty and is not a lab dir; refusing to use it")
@@ -746,6 +772,7 @@ def cmd_up(args):
             raise
     write_ecn_roots(lab)
     write_lab_files(lab)
+    start_ib_ticker(lab)
     _print_lab(lab, inv, run_dir)
     return 0
 
@@ -827,6 +854,7 @@ def cmd_down(args):
     stop_bmcs(run_dir)
     stop_network(run_dir)
     stop_scheduler(run_dir)
+    stop_ib_ticker(run_dir)
     shutil.rmtree(run_dir)
     print(f"removed {run_dir}")
     return 0
