@@ -44,9 +44,9 @@ def test_the_table_is_consistent():
 
 def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
     """What each list was before it was derived (commit d383d8af), with what was added since: the drive family, the
-    storage_aggregate part (the check_storage role's filter before) and the verify, remediate and remediate_plan parts
+    storage_aggregate part (the check_storage role's filter before), the verify, remediate and remediate_plan parts
     (the post-repair verification, a remediation's outcome and the plan's word, graded in Python since issue 29 item
-    3). The table must give the same."""
+    3) and the platform parts (the platform_checks filter's kinds before). The table must give the same."""
     from ansible_collections.zhisuan.ops.plugins.action import check as check_action
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _families, _judging, _kpi, _preflight
     from ansible_collections.zhisuan.ops.plugins.plugin_utils import _report_i18n, _report_values
@@ -107,6 +107,12 @@ def test_the_derived_lists_are_those_the_collection_wrote_by_hand_before():
         "verify": ("verify", "verify_node", "verify", ("verify_node", "verify_node"), (dict,)),
         "remediate": ("remediate", "remediate_node", "remediate", ("remediate_node", "remediate_node"), (dict,)),
         "remediate_plan": ("remediate", "remediation plan", "remediate_plan", ("plan", "remediation plan"), (dict,)),
+        # the cluster platform, the platform_checks filter's kinds before (issue 29 item 3)
+        "k8s_node": ("k8s", "kubectl", "k8s", ("kubectl", "kubectl"), (dict,)),
+        "k8s_cluster": ("k8s", "kubectl", "k8s", ("kubectl", "kubectl"), (dict,)),
+        "slurm_node": ("slurm", "scontrol", "slurm", ("scontrol", "scontrol"), (dict,)),
+        "slurm_cluster": ("slurm", "scontrol", "slurm", ("scontrol", "scontrol"), (dict,)),
+        "job": ("job", "job_log", "job", ("job_log", "job_log"), (dict,)),
     }
     assert _preflight.KNOWN_TOOLS >= table.tool_keys()
 

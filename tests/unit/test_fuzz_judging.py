@@ -21,6 +21,8 @@ from test_fuzz_net import NET_FACTS, NIC_EXPECTED, STORAGE_FACTS
 from test_fuzz_redfish import DOCUMENTS, read_everything
 
 from ansible_collections.zhisuan.ops.plugins.module_utils._gpu import nvbandwidth
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched import k8s_nodes, slurm_nodes
+from ansible_collections.zhisuan.ops.plugins.module_utils._sched.joblog import parse_log
 from ansible_collections.zhisuan.ops.plugins.module_utils._storage import smartctl
 from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import FAMILIES, judge_family
 
@@ -64,6 +66,23 @@ CASES.update({
     "remediate_plan": ({"entry": {"status": "deferred", "action": "reset_gpu", "mode": "automatic", "batch": 2,
                                   "message": "deferred", "remedy": "reset_gpu", "why": _WHY},
                         "skipped": False, "skip_reason": None, "check_mode": False, "history_error": "disk full"}, {}),
+})
+
+
+# the cluster platform (issue 29 item 3): real kubectl, scontrol and job log captures; the node parts judge node01
+# under its scheduler name in the captures
+_K8S = {"nodes": k8s_nodes.parse_nodes(fixture_text("k8s/kubectl-get-nodes-edgexr-gpuNodesSampleOutput.json")),
+        "pods": k8s_nodes.parse_pods(fixture_text("k8s/kubelet-pods-gpud-readonly.json"))}
+_SLURM = {"nodes": slurm_nodes.parse_nodes(fixture_text("slurm/scontrol-o-show-node-4-mixed-states.txt")),
+          "partitions": slurm_nodes.parse_partitions(fixture_text("slurm/scontrol-o-show-partition.txt"))}
+_JOB = dict(parse_log(fixture_text("joblog/nccl-cuda-oom-alloc-nccl-844.log")), id="4127", name="train",
+            state="FAILED", nodes=["node01", "node02"])
+CASES.update({
+    "k8s_node": (_K8S, {"context": {"node": sorted(_K8S["nodes"])[0], "installed": 8}}),
+    "k8s_cluster": (_K8S, {"context": {"installed": dict((name, 8) for name in _K8S["nodes"])}}),
+    "slurm_node": (_SLURM, {"context": {"node": sorted(_SLURM["nodes"])[0], "installed": 8}}),
+    "slurm_cluster": (_SLURM, {"context": {"installed": dict((name, 8) for name in _SLURM["nodes"])}}),
+    "job": (_JOB, {"context": {"hostmap": {"node01": "node01"}}}),
 })
 
 

@@ -273,3 +273,17 @@ def test_pod_parser_is_total(text):
 @given(json_text_mutations(fixture_text(PODS)))
 def test_pod_parser_is_total_on_the_capture(text):
     assert_total("k8s_nodes.parse_pods", k8s_nodes.parse_pods, text)
+
+
+def test_the_judge_takes_the_platform_parts_and_names_a_bad_count():
+    """The roles judge the platform with zhisuan.ops.judge (issue 29 item 3): the same rules as the filter, and an
+    inventory count that is not a number is an error naming it, never a facts error."""
+    from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import judge_family
+    collected = {"k8s": {"nodes": k8s_nodes.parse_nodes(node_list()), "pods": []}}
+    name = sorted(collected["k8s"]["nodes"])[0]
+    checks, summary, unreachable = judge_family("k8s_node", "node01", collected, context={"node": name, "installed": 8})
+    filtered = platform_checks(collected, "k8s_node", host="node01", node=name, installed=8)
+    assert (checks, summary, unreachable) == (filtered["checks"], filtered["summary"], False)
+    assert summary["node"] == name and checks
+    with pytest.raises(ValueError, match=r"^installed must be a number of GPUs, got 'eight'$"):
+        judge_family("k8s_node", "node01", collected, context={"node": name, "installed": "eight"})

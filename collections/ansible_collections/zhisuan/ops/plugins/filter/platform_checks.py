@@ -70,64 +70,29 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge import job as job_rules
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge import k8s as k8s_rules
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge import slurm as slurm_rules
+from ansible_collections.zhisuan.ops.plugins.plugin_utils._judging import judge_family
 
-_FAMILY = {"k8s_node": ("k8s", "kubectl"), "k8s_cluster": ("k8s", "kubectl"), "slurm_node": ("slurm", "scontrol"),
-           "slurm_cluster": ("slurm", "scontrol"), "job": ("job", "job_log")}
-
-
-def _count(value, what):
-    if value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError("platform_checks: %s must be a number of GPUs, got %r" % (what, value))
-    if number < 0:
-        raise AnsibleFilterError("platform_checks: %s must not be negative, got %r" % (what, value))
-    return number
+_KINDS = ("k8s_node", "k8s_cluster", "slurm_node", "slurm_cluster", "job")
 
 
 def platform_checks(collected, kind, host=None, node=None, installed=None, installed_source=None, profile=None,
                     baseline=None, thresholds=None, hostmap=None):
-    if kind not in _FAMILY:
-        raise AnsibleFilterError("platform_checks: kind must be one of %s, got %r" % (", ".join(sorted(_FAMILY)), kind))
+    """The judge's platform parts (``zhisuan.ops.judge`` ``family=<kind>``, module_utils/_judge/platform.py) as a
+    filter, for sites' own playbooks; the collection's roles call the judge."""
+    if kind not in _KINDS:
+        raise AnsibleFilterError("platform_checks: kind must be one of %s, got %r" % (", ".join(sorted(_KINDS)), kind))
     if not isinstance(collected, dict):
         raise AnsibleFilterError("platform_checks: the input must be a registered task result, got %s" % type(collected).__name__)
-    family, tool = _FAMILY[kind]
-    where = host or "cluster"
-    if collected.get("unreachable"):
-        return {"checks": [], "summary": {}, "unreachable": True}
-    key = {"k8s": "k8s", "slurm": "slurm", "job": "job"}[family]
-    if collected.get("failed") or key not in collected:
-        if collected.get("skipped"):
-            return {"checks": [], "summary": {}, "unreachable": False}
-        return {"checks": [job_rules.collect_error(family, tool, where, collected)], "summary": {}, "unreachable": False}
-    facts = collected[key]
-    if kind in ("k8s_node", "slurm_node"):
-        name = node or host
-        if kind == "k8s_node":
-            node_facts = {"name": name, "node": (facts.get("nodes") or {}).get(name),
-                          "pods": [p for p in facts.get("pods") or [] if p.get("node") == name]}
-            checks = k8s_rules.judge_k8s(host, node_facts, _count(installed, "installed"), installed_source, profile,
-                                         baseline, thresholds)
-            return {"checks": checks, "summary": k8s_rules.summarize_k8s(node_facts), "unreachable": False}
-        node_facts = {"name": name, "node": (facts.get("nodes") or {}).get(name)}
-        checks = slurm_rules.judge_slurm(host, node_facts, _count(installed, "installed"), installed_source)
-        return {"checks": checks, "summary": slurm_rules.summarize_slurm(node_facts), "unreachable": False}
-    if kind in ("k8s_cluster", "slurm_cluster"):
-        if not isinstance(installed, dict):
-            raise AnsibleFilterError("platform_checks: %s needs installed= a mapping of node name to GPUs installed" % kind)
-        counts = dict((name, _count(value, "installed[%s]" % name)) for name, value in installed.items())
-        if kind == "k8s_cluster":
-            checks, data = k8s_rules.judge_cluster(facts.get("nodes") or {}, counts)
-        else:
-            checks, data = slurm_rules.judge_cluster(facts.get("nodes") or {}, facts.get("partitions") or {}, counts)
-        return {"checks": checks, "summary": {}, "data": data, "unreachable": False}
-    checks, summary = job_rules.judge_job(facts, thresholds or {}, hostmap or {})
-    return {"checks": checks, "summary": summary, "unreachable": False}
+    context = {"node": node, "installed": installed, "installed_source": installed_source, "profile": profile,
+               "baseline": baseline, "hostmap": hostmap}
+    try:
+        checks, summary, unreachable = judge_family(kind, host or "cluster", collected, thresholds=thresholds or {},
+                                                    context=context)
+    except ValueError as exc:
+        raise AnsibleFilterError("platform_checks: %s" % exc)
+    if kind.endswith("_cluster"):
+        return {"checks": checks, "summary": {}, "data": summary, "unreachable": unreachable}
+    return {"checks": checks, "summary": summary, "unreachable": unreachable}
 
 
 class FilterModule(object):

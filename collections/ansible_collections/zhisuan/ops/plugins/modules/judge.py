@@ -32,8 +32,9 @@ options:
     description: The check family whose rules to run.
     type: str
     required: true
-    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, drive, gpu, gpu_bandwidth, nccl, nccl_bisect,
-              nic, rdma_ports, remediate, remediate_plan, storage, storage_aggregate, tuning, verify, xid]
+    choices: [baseline, bmc, burn, burn_stability, cabling, dcgm, dcgm_health, drive, gpu, gpu_bandwidth, job,
+              k8s_cluster, k8s_node, nccl, nccl_bisect, nic, rdma_ports, remediate, remediate_plan, slurm_cluster,
+              slurm_node, storage, storage_aggregate, tuning, verify, xid]
   collected:
     description:
       - The registered result of the family's collect task, registered with C(ignore_errors) and
@@ -50,7 +51,10 @@ options:
         of host name to that host's C(storage) facts of one concurrent fio run; roles/check_storage),
         C(remediate_plan) a result holding C(remediate_plan) (a node the remediation did not act on - the plan's
         C(entry) for it, whether it was C(skipped) and why, C(check_mode), a failed C(history_error);
-        playbooks/remediate.yml).
+        playbooks/remediate.yml), C(k8s_node) and C(k8s_cluster) M(zhisuan.ops.k8s_node_info), C(slurm_node) and
+        C(slurm_cluster) M(zhisuan.ops.slurm_node_info), C(job) M(zhisuan.ops.job_log) (each run once on the
+        controller; the node parts judge the task's host, the cluster parts the inventory's GPU nodes together and
+        return the availability as their summary).
     type: dict
     required: true
   profile:
@@ -88,6 +92,11 @@ options:
         C(baseline) - C(software) (C(host.software) of M(zhisuan.ops.host_info)), C(baseline) (the site baseline,
         usually C(zhisuan_baseline)), C(bios_attributes) (current BIOS attributes), C(bios_expected) (portable
         names to values, usually C(zhisuan_expected.bios)) and C(vendor) (the BMC adapter, for the vendor's BIOS names).
+        C(k8s_node) and C(slurm_node) - C(node) (the node's name in the scheduler, default the host), C(installed)
+        (GPUs installed) and C(installed_source) (where that comes from); C(k8s_node) also C(profile) (the profile
+        the GPU product label must match) and C(baseline) (its driver and CUDA against the labels).
+        C(k8s_cluster) and C(slurm_cluster) - C(installed) (a mapping of scheduler node name to GPUs installed).
+        C(job) - C(hostmap) (address or scheduler name to inventory host, to name the hosts of the job's lines).
     type: dict
     default: {}
   gpu_facts:

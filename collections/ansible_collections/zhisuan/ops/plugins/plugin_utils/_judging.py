@@ -33,6 +33,7 @@ from ansible_collections.zhisuan.ops.plugins.module_utils._judge import dcgm as 
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import drive as drive_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import gpu as gpu_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import nccl as nccl_rules
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge import platform as platform_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import xid as xid_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import storage as storage_rules
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge import remediate as remediate_rules
@@ -204,6 +205,20 @@ def _prepare_xid(extra, xid_catalog_overrides=None, bios_names=None):
     extra["xid_catalog"] = cached_catalog(xid_catalog_overrides or None)
 
 
+def _platform(judge):
+    """A platform part's rules (``_judge/platform.py``): its summary comes from the same judgement, kept in the
+    context for the summary adapter (the job's classification is computed once)."""
+    def rules(host, facts, ctx):
+        checks, summary = judge(host, facts, dict(ctx.extra, thresholds=ctx.thresholds))
+        ctx.extra["_platform_summary"] = summary
+        return None, checks
+    return rules
+
+
+def _platform_summary(facts, profile, ctx):
+    return ctx.extra.pop("_platform_summary", {})
+
+
 # The rule adapters, one line per part of the family table: ``(rules, summarize[, prepare])``; ``prepare(extra,
 # xid_catalog_overrides, bios_names)`` adds what the part's rules read from shipped tables to the context.
 # tests/unit/test_family_table.py holds them to the table.
@@ -230,6 +245,11 @@ ADAPTERS = {
     "nic": (net_family.nic_rules, net_family.nic_summary),
     "rdma_ports": (net_family.rdma_rules, net_family.rdma_summary),
     "cabling": (net_family.cabling_rules, net_family.cabling_summary),
+    "k8s_node": (_platform(platform_rules.k8s_node), _platform_summary),
+    "k8s_cluster": (_platform(platform_rules.k8s_cluster), _platform_summary),
+    "slurm_node": (_platform(platform_rules.slurm_node), _platform_summary),
+    "slurm_cluster": (_platform(platform_rules.slurm_cluster), _platform_summary),
+    "job": (_platform(platform_rules.job), _platform_summary),
     "verify": (lambda host, facts, ctx: (None, verify_rules.judge_verify(host, facts)),
                lambda facts, profile, ctx: verify_rules.summarize_verify(facts)),
     "remediate": (lambda host, facts, ctx: (None, remediate_rules.judge_remediate(host, facts)),

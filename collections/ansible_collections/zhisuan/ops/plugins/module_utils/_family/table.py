@@ -253,6 +253,13 @@ PARTS = (
     Part("nic", "nic", "ethtool", "net"),
     Part("rdma_ports", "rdma", "ibstat", "net"),
     Part("cabling", "cabling", "lldpctl", "net"),
+    # the cluster platform (issue 29 item 3): one node of Kubernetes or Slurm, the GPU nodes together, a job; read on
+    # the controller by k8s_node_info, slurm_node_info and job_log (_judge/platform.py)
+    Part("k8s_node", "k8s", "kubectl", "k8s"),
+    Part("k8s_cluster", "k8s", "kubectl", "k8s"),
+    Part("slurm_node", "slurm", "scontrol", "slurm"),
+    Part("slurm_cluster", "slurm", "scontrol", "slurm"),
+    Part("job", "job", "job_log", "job"),
     # the post-repair verification's five steps, graded from the checks check_gpu and check_burn made in it
     Part("verify", "verify", "verify_node", "verify"),
     # the outcome of one node's remediation: its result check and the history writes that failed
