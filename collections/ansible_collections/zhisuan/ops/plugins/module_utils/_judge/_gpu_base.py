@@ -117,3 +117,15 @@ def window_entry(ctx, facts, fact, check_id, unread, key):
     if len(same) != 1:
         same = [entry for entry in entries if entry.get("index") == ctx.gpu.get("index")]
     return data, same[0] if len(same) == 1 else None
+
+
+def skipped_without_links(ctx, check_id, fact, tool, entry, expected):
+    """Add the ``skip`` of a GPU an NVLink read (``tool``, its fact ``fact``) lists without links - or does not list -
+    and return True; False (nothing added) when the GPU's entry has links to judge."""
+    if entry is not None and entry.get("links"):
+        return False
+    said = "; ".join((entry or {}).get("messages") or []) or ("not listed" if entry is None else "no link")
+    ctx.add(check_id, "skip", expected=expected,
+            message="%s: %s lists no NVLink of this GPU (%s)" % (ctx.label, tool, said),
+            evidence="%s: %s" % (fact, said))
+    return True

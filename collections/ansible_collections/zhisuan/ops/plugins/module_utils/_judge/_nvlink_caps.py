@@ -22,7 +22,7 @@ every link, the H100 one ``true``), so a link is judged against the set most lin
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import window_entry
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import skipped_without_links, window_entry
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, plural
 
 CHECK_ID = "gpu.nvlink.capabilities"
@@ -44,11 +44,7 @@ def nvlink_capability_checks(ctx, facts):
     label = ctx.label
     common = data.get("common")
     expected = "every link reports the node's common capabilities (%s)" % _set_text(common)
-    if entry is None or not entry.get("links"):
-        said = "; ".join((entry or {}).get("messages") or []) or ("not listed" if entry is None else "no link")
-        ctx.add(CHECK_ID, "skip", expected=expected,
-                message="%s: nvidia-smi nvlink -c lists no NVLink of this GPU (%s)" % (label, said),
-                evidence="nvlink_capabilities: %s" % said)
+    if skipped_without_links(ctx, CHECK_ID, "nvlink_capabilities", "nvidia-smi nvlink -c", entry, expected):
         return
     odd = entry.get("odd") or []
     evidence = evidence_of(("links", entry.get("links")), ("common", _set_text(common)))

@@ -20,7 +20,7 @@ docs/gpu-facts.md). Only judged when it was read (``gpu_info``'s ``nvlink_remote
 
 from __future__ import annotations
 
-from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import window_entry
+from ansible_collections.zhisuan.ops.plugins.module_utils._judge._gpu_base import skipped_without_links, window_entry
 from ansible_collections.zhisuan.ops.plugins.module_utils._judge._util import evidence_of, plural
 
 CHECK_ID = "gpu.nvlink.remote"
@@ -45,11 +45,7 @@ def nvlink_remote_checks(ctx, facts):
     data, entry = found
     label = ctx.label
     expected = "every link's far end lists it back; no remote port claimed twice"
-    if entry is None or not entry.get("links"):
-        said = "; ".join((entry or {}).get("messages") or []) or ("not listed" if entry is None else "no link")
-        ctx.add(CHECK_ID, "skip", expected=expected,
-                message="%s: nvidia-smi nvlink -R lists no NVLink of this GPU (%s)" % (label, said),
-                evidence="nvlink_remote: %s" % said)
+    if skipped_without_links(ctx, CHECK_ID, "nvlink_remote", "nvidia-smi nvlink -R", entry, expected):
         return
     reach = _reach(entry)
     one_way = entry.get("one_way") or []
