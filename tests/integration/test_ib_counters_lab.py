@@ -56,7 +56,8 @@ def test_counter_growth_over_the_window_is_judged(lab):
     n02 = port_checks(document, "n02")
     bad = [(name, c["status"], c["remedy"]) for name, c in sorted(n02.items()) if c["status"] != "pass"]
     assert bad == [("mlx5_1 port 1", "fail", "check_cable")], bad
-    assert "symbol_error" in n02["mlx5_1 port 1"]["message"]
+    assert "symbol errors in 5 s" in n02["mlx5_1 port 1"]["message"]
+    assert "an hour, more than 120" in n02["mlx5_1 port 1"]["message"]
     n03 = port_checks(document, "n03")
     assert [(name, c["status"], c["remedy"]) for name, c in sorted(n03.items()) if c["status"] != "pass"] == [
         ("mlx5_4 port 1", "warn", "monitor")]
