@@ -5,10 +5,13 @@ It replays a REAL kernel log capture and only edits it:
 
 * the node's log is ``tests/fixtures/kernel-log/dev-kmsg-nvswitch.log``: raw ``/dev/kmsg`` records of an NVSwitch
   system (priority, seconds since boot, message), a real capture with no Xid line in it;
-* a fault ``xid`` appends one line made by EDITING the first real Xid line of
+* a fault ``xid`` appends one line, ``after_s`` (1) seconds after the line before it, made by EDITING the first real
+  Xid line of
   ``dmesg-decode-iso-xid13-xid43-large.log`` (``NVRM: Xid (PCI:0000:38:00): 13, pid='<unknown>', name=<unknown>,
   Graphics SM Warp Exception …``): its PCI bus becomes the node's GPU bus as the nvidia-smi simulator assigns them
   (DGX_A100_PCI_BUSES), its code the fault's code, and the text after the code the fault's text;
+* a fault ``log_later`` appends the base capture's last real record again, ``after_s`` seconds later: the log runs
+  on past the Xid lines (their quiet, which the Xid clearing rules measure to the log's newest time stamp);
 * the records are printed the way the real tools print them: ``journalctl … -o short-iso`` as systemd 252 does
   (``%Y-%m-%dT%H:%M:%S%z hostname kernel: message``), ``dmesg --decode --time-format=iso`` as util-linux 2.38 does
   (``kern  :info  : 2025-01-21T02:21:33,498559+00:00 message``). Wall-clock times are "boot time + seconds since
@@ -41,7 +44,10 @@ TEMPLATE_LOG = os.path.join(FIXTURES_DIR, "kernel-log", "dmesg-decode-iso-xid13-
 
 FAULT_KINDS = {
     # one Xid line on GPU `gpu`; `text` replaces what follows "<code>, " ("" = the lab's text for the code, below)
-    "xid": {"gpu": int, "code": int, "text": (str, "")},
+    "xid": {"gpu": int, "code": int, "text": (str, ""), "after_s": (float, 1.0)},
+    # the log runs on: the base capture's last real record again, `after_s` seconds after the line before it (what a
+    # quiet node logs later; the Xid rules measure an event's quiet to the log's newest time stamp)
+    "log_later": {"after_s": float},
     # journalctl finds no journal (containers, nodes without persistent journald): stdout "-- No entries --",
     # stderr "No journal files were found.", rc 0 -- what systemd 252's journalctl prints (checked by running it)
     "no_journal": {},
@@ -75,8 +81,12 @@ _SPAN_S = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604
 
 def check_fault(fault, node, where="fault"):
     kind = fault["kind"]
+    if kind == "log_later" and not fault["after_s"] > 0:
+        raise LabError(f"{where}: fault 'log_later' after_s must be > 0, got {fault['after_s']}")
     if kind != "xid":
         return
+    if not fault["after_s"] > 0:
+        raise LabError(f"{where}: fault 'xid' after_s must be > 0, got {fault['after_s']}")
     gpus = node["gpus"]
     if not 0 <= fault["gpu"] < gpus:
         raise LabError(f"{where}: fault 'xid' names gpu {fault['gpu']}, the node has GPUs 0..{gpus - 1}")
@@ -139,7 +149,12 @@ def records(state):
         out.append(record)
     template = None
     last = out[-1][1] if out else 0
+    base_last = out[-1] if out else None
     for fault in own_faults(state, FAULT_KINDS, check_fault):
+        if fault["kind"] == "log_later" and base_last is not None:
+            last += int(fault["after_s"] * 1000000)
+            out.append((base_last[0], last, base_last[2]))
+            continue
         if fault["kind"] != "xid":
             continue
         template = template or _template()
@@ -148,7 +163,7 @@ def records(state):
         head = template.string[template.start():template.start(2)]
         message = "%s%s:%s%s%d%s%s" % (head, template.group(2), bus, template.group(4), fault["code"],
                                        template.group(6), text)
-        last += 1000000
+        last += int(fault["after_s"] * 1000000)
         out.append((XID_PRIORITY, last, message))
     return out
 

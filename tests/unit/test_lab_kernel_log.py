@@ -257,3 +257,35 @@ def test_times_are_stable_across_calls(lab):
     assert first and tool(lab, "fallen01", "dmesg", *DMESG).stdout == first
     journal = tool(lab, "fallen01", "journalctl", *JOURNAL).stdout
     assert tool(lab, "fallen01", "journalctl", *JOURNAL).stdout == journal
+
+
+# ----------------------------------------------------------------- after_s and log_later (issue 24 items 7-8)
+
+def test_xid_lines_keep_their_spacing_and_the_log_runs_on_after_them(tmp_path):
+    scenario = {"name": "spacing", "defaults": {"model": "a100", "gpus": 8}, "nodes": {"n1": {"faults": [
+        {"kind": "xid", "gpu": 0, "code": 13}, {"kind": "xid", "gpu": 0, "code": 13, "after_s": 60},
+        {"kind": "log_later", "after_s": 7200}]}}}
+    res, inv = up(tmp_path, scenario)
+    assert res.returncode == 0, res.stderr
+    hosts = yaml.safe_load(inv.read_text())["all"]["children"]["gpu_nodes"]["hosts"]
+    out = tool(hosts, "n1", "dmesg", *DMESG).stdout
+    events = xid.parse(out)["events"]
+    times = [xid.time_key(event)[1] for event in events]
+    assert len(events) == 2 and round(times[1] - times[0], 3) == 60.0
+    shape = xid.log_shape(out)
+    assert round(xid.time_key(shape["log_end"])[1] - times[1], 3) == 7200.0
+    # the record the log runs on with is the base capture's own last one
+    assert out.splitlines()[-1].endswith(BASE_MESSAGES[-1])
+    facts = dict(xid.parse(out), source="dmesg", since=None, **shape)
+    [check] = [c for c in judge_xid("n1", facts, load_catalog()) if c["id"] == "xid.13.events"]
+    assert (check["status"], check["remedy"]) == ("warn", "investigate")  # the same place twice: never cleared
+
+
+@pytest.mark.parametrize("fault,message", [
+    ({"kind": "xid", "gpu": 0, "code": 13, "after_s": 0}, "fault 'xid' after_s must be > 0"),
+    ({"kind": "log_later", "after_s": -1}, "fault 'log_later' after_s must be > 0"),
+])
+def test_spacing_that_cannot_be_is_refused_at_up(tmp_path, fault, message):
+    res, _inv = up(tmp_path, {"name": "bad", "defaults": {"model": "a100", "gpus": 8},
+                              "nodes": {"n1": {"faults": [fault]}}})
+    assert res.returncode != 0 and message in res.stderr
