@@ -164,7 +164,7 @@ def test_an_operator_drained_node_is_never_touched(repair_run):
     done = remediation(document, "node06")
     assert (done["action"], done["outcome"]) == ("none", "skipped")
     assert lab.nodes()["node06"] == ("drained", OPERATOR_REASON)
-    assert lab.faults("node06") == [{"kind": "xid", "gpu": 2, "code": 48, "text": ""}]
+    assert lab.faults("node06") == [{"kind": "xid", "gpu": 2, "code": 48, "text": "", "after_s": 1.0}]
     assert "node06" not in lab.drained_by_slurmctld_log()
 
 
